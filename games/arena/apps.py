@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class ArenaConfig(AppConfig):
+    """The game-agnostic arena: tables, seats, the event log, runners and the web pages."""
+
+    name = "games.arena"
+    label = "arena"
+    default_auto_field = "django.db.models.BigAutoField"

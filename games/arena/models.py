@@ -1,0 +1,91 @@
+"""What the arena keeps: matches (tables before they start), their seats, and the event log.
+
+The event log is the source of truth: replays, exports and results are derived from
+``(Match.game, Match.config, Match.seed, events)`` by re-running the rules.
+"""
+from django.conf import settings
+from django.db import models
+
+
+class Match(models.Model):
+    """One table and, once every seat is taken, the match played at it."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "waiting for players"
+        RUNNING = "running", "running"
+        FINISHED = "finished", "finished"
+        ABORTED = "aborted", "aborted"
+
+    game = models.CharField(max_length=32, db_index=True)
+    config = models.JSONField(default=dict)
+    seed = models.BigIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True)
+    #: Created by the arena for bots that found no open seat (the reference simulator's table).
+    auto = models.BooleanField(default=False)
+    #: Spectators may see every hand while no person is seated.
+    omniscient = models.BooleanField(default=False)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    #: ``{"scores": [...], "winner": seat | None, ...}`` from the rules, or the abort reason.
+    result = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "matches"
+
+    def __str__(self):
+        return f"{self.game} #{self.pk} ({self.status})"
+
+
+class Seat(models.Model):
+    """A place at a table.  ``occupied`` is False while it waits for a person or a bot."""
+
+    class Kind(models.TextChoices):
+        HUMAN = "human", "person"
+        PROTOCOL = "protocol", "bot over the protocol"
+        BUILTIN = "builtin", "built-in bot"
+
+    match = models.ForeignKey(Match, related_name="seats", on_delete=models.CASCADE)
+    index = models.PositiveSmallIntegerField()
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    builtin_bot = models.CharField(max_length=32, blank=True)
+    occupied = models.BooleanField(default=False)
+    display_name = models.CharField(max_length=64, blank=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    #: The guest's session that took this seat (guests are session-bound).
+    session_key = models.CharField(max_length=64, blank=True)
+    final_score = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["match", "index"]
+        constraints = [models.UniqueConstraint(fields=["match", "index"], name="unique_seat_index")]
+
+    def __str__(self):
+        return f"seat {self.index} of match {self.match_id}: {self.display_name or self.kind}"
+
+
+class Event(models.Model):
+    """One seat's answer at one step of a match, appended as it happens.
+
+    ``step`` groups the answers applied together (Liar's Dice asks every player each move);
+    ``forced`` marks answers the server supplied (timeout, malformed reply, disconnect) with
+    ``reason``; ``think_ms`` is the time from request to answer.
+    """
+
+    match = models.ForeignKey(Match, related_name="events", on_delete=models.CASCADE)
+    seq = models.PositiveIntegerField()
+    step = models.PositiveIntegerField()
+    seat = models.PositiveSmallIntegerField()
+    action = models.JSONField(null=True)
+    forced = models.BooleanField(default=False)
+    reason = models.CharField(max_length=200, blank=True)
+    think_ms = models.FloatField(null=True)
+
+    class Meta:
+        ordering = ["match", "seq"]
+        constraints = [models.UniqueConstraint(fields=["match", "seq"], name="unique_event_seq")]
+
+    def __str__(self):
+        return f"match {self.match_id} #{self.seq} seat {self.seat}: {self.action}"

@@ -1,0 +1,83 @@
+"""The games the arena knows, each described by a :class:`GameSpec`.
+
+The arena core is game-agnostic: everything it needs to know about a game (rules, seats,
+configuration form, built-in bots, what a person's silence means, the bot listener) is here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Mapping
+
+from games.base import Action, State
+from games.arena.seats import Answer
+
+
+@dataclass(frozen=True)
+class ConfigField:
+    """One whole-number setting on the create-table form."""
+
+    key: str
+    label: str
+    minimum: int
+    maximum: int
+    default: int
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """Everything game-specific the arena and the web layer need.
+
+    - ``new_state(config, seed)`` and ``normalize_config(config)`` (raises ``ValueError``);
+    - ``num_seats(config)``: seats at a table with this (normalized) configuration;
+    - ``builtin_bots``: name -> (label, policy(observation, legal_actions, rng) -> action);
+    - ``human_auto_answer(state, seat)``: an :class:`Answer` when a person has no real choice
+      (the request is then not shown), else None;
+    - ``human_prompt(state, seat)``: (kind, seconds) of the request shown to a person;
+    - ``human_timeout_answer(state, seat, seconds)``: the :class:`Answer` when they stay silent;
+    - ``human_action_ok(state, seat, action)``: whether a person's action is accepted;
+    - ``auto_config()``: the automatic table's configuration (from settings);
+    - ``start_listener(arena)``: starts the bot listener, returns an object with ``close()``;
+    - ``seat_label(config, index)``: how the table names a seat (e.g. "North").
+    """
+
+    slug: str
+    title: str
+    new_state: Callable[[Mapping, int], State]
+    normalize_config: Callable[[Mapping], dict]
+    num_seats: Callable[[Mapping], int]
+    config_fields: tuple[ConfigField, ...]
+    builtin_bots: Mapping[str, tuple[str, Callable[..., Action]]]
+    human_auto_answer: Callable[[State, int], Answer | None]
+    human_prompt: Callable[[State, int], tuple[str, float]]
+    human_timeout_answer: Callable[[State, int, float], Answer]
+    human_action_ok: Callable[[State, int, Action], bool]
+    auto_config: Callable[[], dict] = dict
+    start_listener: Callable[[Any], Awaitable[Any]] | None = None
+    protocol_note: str = ""
+    seat_label: Callable[[Mapping, int], str] = field(default=lambda config, index: f"Seat {index + 1}")
+
+
+GAMES: dict[str, GameSpec] = {}
+
+
+def register(spec: GameSpec) -> GameSpec:
+    """Add a game to :data:`GAMES` (each game's ``game.py`` calls this on import)."""
+    GAMES[spec.slug] = spec
+    return spec
+
+
+def get(slug: str) -> GameSpec:
+    """The spec for ``slug``; raises ``KeyError`` for an unknown game."""
+    _load()
+    return GAMES[slug]
+
+
+def all_games() -> list[GameSpec]:
+    """Every registered game, in registration order."""
+    _load()
+    return list(GAMES.values())
+
+
+def _load() -> None:
+    if not GAMES:
+        import games.liars_dice.game  # noqa: F401  (registers itself)

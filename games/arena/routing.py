@@ -1,0 +1,8 @@
+"""WebSocket routes of the browser side."""
+from django.urls import path
+
+from games.arena.consumers import MatchConsumer
+
+websocket_urlpatterns = [
+    path("ws/matches/<int:match_id>/", MatchConsumer.as_asgi()),
+]

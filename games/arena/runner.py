@@ -1,0 +1,137 @@
+"""The match runner: the single owner of a match's state (DESIGN.md, layer 4).
+
+One asyncio task per match.  Each step it asks every seat that must act (their endpoints
+enforce their own deadlines and the protocol's rule for bad answers), appends the answers to
+the event log, applies them, forwards the happenings to the seats, and publishes versioned
+views: the public one to spectators, each person's own one to that person.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Callable
+
+from games.arena.eventlog import EventWriter
+from games.arena.registry import GameSpec
+from games.arena.seats import HumanSeat, SeatEndpoint
+
+log = logging.getLogger("arena.runner")
+
+
+def public_group(match_id: int) -> str:
+    """Channel-layer group of a match's spectators."""
+    return f"m{match_id}.public"
+
+
+def seat_group(match_id: int, seat: int) -> str:
+    """Channel-layer group of the person at ``seat``."""
+    return f"m{match_id}.seat{seat}"
+
+
+def table_group(match_id: int) -> str:
+    """Channel-layer group of everyone on a table's page (seat changes, start, end)."""
+    return f"m{match_id}.table"
+
+
+class MatchRunner:
+    """Runs one match from its first step to its result.
+
+    ``endpoints[i]`` sits at seat ``i``.  ``publish(group, message)`` is an async callable
+    (the channel layer's ``group_send``).  ``server_times`` (if given) receives, per step, the
+    seconds from the last answer arriving to the next requests being sent.
+    """
+
+    def __init__(self, match_id: int, spec: GameSpec, config: dict, seed: int,
+                 endpoints: list[SeatEndpoint], writer: EventWriter,
+                 publish: Callable, omniscient: bool = False, round_pause_s: float = 0.0,
+                 server_times: list | None = None):
+        self.match_id = match_id
+        self.spec = spec
+        self.state = spec.new_state(config, seed)
+        self.endpoints = endpoints
+        self.writer = writer
+        self.publish = publish
+        self.humans = {i for i, ep in enumerate(endpoints) if isinstance(ep, HumanSeat)}
+        self.omniscient = omniscient and not self.humans
+        self.round_pause_s = round_pause_s if self.humans else 0.0
+        self.server_times = server_times
+        self.version = 0
+        self.step = 0
+        self.seq = 0
+        #: Latest message per audience ("public" or seat index), for resync.
+        self.latest: dict = {}
+
+    # --- views ------------------------------------------------------------------------------
+    def _public_view(self) -> dict:
+        if self.omniscient or self.state.is_terminal():
+            return self.state.full_observation()
+        return self.state.public_observation()
+
+    async def _publish_views(self, happenings: list[dict], answers: list | None) -> None:
+        now = time.time()
+        state = self.state
+        msg = {"type": "match.view", "version": self.version, "ts": now, "audience": "public",
+               "view": self._public_view(), "happenings": happenings, "answers": answers}
+        self.latest["public"] = msg
+        await self.publish(public_group(self.match_id), msg)
+        for seat in self.humans:
+            ep = self.endpoints[seat]
+            view = state.full_observation() if state.is_terminal() else state.observation(seat)
+            seat_msg = {"type": "match.view", "version": self.version, "ts": now, "audience": seat,
+                        "view": view, "happenings": happenings, "answers": answers,
+                        "request": ep.request_info if not state.is_terminal() else None}
+            self.latest[seat] = seat_msg
+            await self.publish(seat_group(self.match_id, seat), seat_msg)
+
+    def latest_for(self, audience) -> dict | None:
+        """The newest message for ``audience`` ("public" or a seat index), for a resync."""
+        return self.latest.get(audience)
+
+    # --- people -----------------------------------------------------------------------------
+    async def human_action(self, seat: int, version: int, action) -> str | None:
+        """A person's move from the browser; returns an error text, or None when accepted."""
+        ep = self.endpoints[seat] if 0 <= seat < len(self.endpoints) else None
+        if not isinstance(ep, HumanSeat):
+            return "You are not seated here."
+        return ep.act(self.state, seat, version, action)
+
+    # --- the loop ---------------------------------------------------------------------------
+    async def run(self) -> dict:
+        """Play the match to the end; returns the rules' result.  Cancellation propagates
+        (the caller marks the match aborted); every answer applied is already in the log."""
+        state = self.state
+        endpoints = self.endpoints
+        happenings: list[dict] = []
+        answers_out = None
+        server_times = self.server_times
+        t_answered = 0.0
+        while True:
+            self.version += 1
+            actors = state.to_act()
+            futures = [endpoints[s].ask(state, s, self.version) for s in actors]
+            if server_times is not None and self.step:
+                server_times.append(time.perf_counter() - t_answered)
+            await self._publish_views(happenings, answers_out)
+            if not actors:
+                break
+            answers = await asyncio.gather(*futures)
+            t_answered = time.perf_counter()
+            self.step += 1
+            actions = {}
+            events = []
+            for seat, answer in zip(actors, answers):
+                actions[seat] = answer.action
+                self.seq += 1
+                events.append((self.match_id, self.seq, self.step, seat, answer.action,
+                               answer.forced, answer.reason, answer.think_ms))
+                if answer.forced:
+                    log.info("match %s step %s seat %s forced: %s", self.match_id, self.step, seat, answer.reason)
+            self.writer.append(events)
+            happenings = state.apply(actions)
+            answers_out = [{"seat": e[3], "action": e[4], "forced": e[5], "reason": e[6]} for e in events]
+            for seat, ep in enumerate(endpoints):
+                ep.notify(state, seat, happenings)
+            if happenings and self.round_pause_s:
+                await asyncio.sleep(self.round_pause_s)
+        return state.result()

@@ -1,0 +1,157 @@
+"""Seat endpoints: what a match runner talks to, whoever sits there.
+
+A person in the browser, a bot over a protocol and a built-in bot look the same to a runner:
+``ask`` sends the request at once and returns a future that resolves to an :class:`Answer`
+before the seat's deadline (the endpoint itself enforces it), and ``notify`` passes on the
+public happenings of a step.
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from games.base import Action, State
+
+
+@dataclass(slots=True)
+class Answer:
+    """A seat's answer to one request.
+
+    ``forced`` is True when the server chose ``action`` for the seat (timeout, malformed reply,
+    disconnect, illegal move) and ``reason`` then says why; ``think_ms`` is request-to-answer
+    time in milliseconds.
+    """
+
+    action: Action
+    forced: bool = False
+    reason: str = ""
+    think_ms: float = 0.0
+
+
+class SeatEndpoint:
+    """Base class.  Subclasses implement :meth:`ask`; the rest are optional hooks."""
+
+    #: Shown in the lobby and the log when the seat has no better name.
+    display_name: str = ""
+    #: "human", "protocol" or "builtin" (matches ``Seat.Kind``).
+    kind: str = "builtin"
+
+    def ask(self, state: State, seat: int, version: int) -> "asyncio.Future[Answer]":
+        """Send the request for ``seat`` now; the future resolves by the deadline at the latest."""
+        raise NotImplementedError
+
+    def notify(self, state: State, seat: int, happenings: list[dict]) -> None:
+        """The step's public happenings (e.g. a round's outcome), after they were applied."""
+
+    def close(self, result: dict | None) -> None:
+        """The match ended (``result``) or was aborted (``None``); release the connection."""
+
+
+def resolved(answer: Answer) -> "asyncio.Future[Answer]":
+    """A future that already holds ``answer`` (for seats that answer without waiting)."""
+    fut = asyncio.get_running_loop().create_future()
+    fut.set_result(answer)
+    return fut
+
+
+class TimedRequest:
+    """One outstanding request with a deadline: the piece every waiting endpoint shares.
+
+    ``resolve`` settles it once (later calls are ignored, as late replies are); at the deadline
+    it resolves to ``on_timeout()``.
+    """
+
+    __slots__ = ("future", "started", "_timer", "key")
+
+    def __init__(self, deadline_s: float, on_timeout: Callable[[], Answer], key: Any = None):
+        loop = asyncio.get_running_loop()
+        self.future: asyncio.Future[Answer] = loop.create_future()
+        self.started = time.perf_counter()
+        self.key = key
+        self._timer = loop.call_later(deadline_s, lambda: self._expire(on_timeout))
+
+    def _expire(self, on_timeout: Callable[[], Answer]) -> None:
+        if not self.future.done():
+            answer = on_timeout()
+            answer.think_ms = (time.perf_counter() - self.started) * 1000
+            self.future.set_result(answer)
+
+    @property
+    def pending(self) -> bool:
+        return not self.future.done()
+
+    def resolve(self, action: Action, forced: bool = False, reason: str = "") -> bool:
+        """Settle with an answer; returns False if it was settled already."""
+        if self.future.done():
+            return False
+        self._timer.cancel()
+        think = (time.perf_counter() - self.started) * 1000
+        self.future.set_result(Answer(action, forced, reason, think))
+        return True
+
+
+class BuiltinSeat(SeatEndpoint):
+    """A built-in bot: ``policy(observation, legal_actions, rng) -> action``.
+
+    ``delay_s`` makes it pause before answering so a person at the table can follow.
+    """
+
+    kind = "builtin"
+
+    def __init__(self, name: str, policy: Callable[[dict, list, random.Random], Action], seed: int, delay_s: float = 0.0):
+        self.display_name = name
+        self.policy = policy
+        self.rng = random.Random(seed)
+        self.delay_s = delay_s
+
+    def ask(self, state: State, seat: int, version: int) -> "asyncio.Future[Answer]":
+        started = time.perf_counter()
+        action = self.policy(state.observation(seat), state.legal_actions(seat), self.rng)
+        answer = Answer(action, think_ms=(time.perf_counter() - started) * 1000)
+        if self.delay_s <= 0:
+            return resolved(answer)
+        fut = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_later(self.delay_s, lambda: fut.done() or fut.set_result(answer))
+        return fut
+
+
+class HumanSeat(SeatEndpoint):
+    """A person in the browser.  The runner publishes :attr:`request_info` in the seat's view;
+    the browser's answer comes back through the channel layer to :meth:`act`.
+
+    Deadlines and what silence means are the game's (``GameSpec.human_*``).
+    """
+
+    kind = "human"
+
+    def __init__(self, name: str, spec: "GameSpec"):  # noqa: F821  (registry imports us)
+        self.display_name = name
+        self.spec = spec
+        self.request: TimedRequest | None = None
+        self.request_info: dict | None = None
+
+    def ask(self, state: State, seat: int, version: int) -> "asyncio.Future[Answer]":
+        auto = self.spec.human_auto_answer(state, seat)
+        if auto is not None:
+            self.request, self.request_info = None, None
+            return resolved(auto)
+        kind, seconds = self.spec.human_prompt(state, seat)
+        on_timeout = self.spec.human_timeout_answer(state, seat, seconds)
+        self.request = TimedRequest(seconds, lambda: on_timeout, key=version)
+        self.request_info = {"version": version, "kind": kind, "seconds": seconds,
+                             "deadline": time.time() + seconds}
+        return self.request.future
+
+    def act(self, state: State, seat: int, version: int, action: Action) -> str | None:
+        """Take the person's ``action`` for request ``version``; returns an error text or None."""
+        req = self.request
+        if req is None or not req.pending or req.key != version:
+            return "That move is no longer open."
+        if not self.spec.human_action_ok(state, seat, action):
+            return "That is not a legal move now."
+        req.resolve(action)
+        self.request_info = None
+        return None

@@ -1,0 +1,214 @@
+"""The arena process: bot listeners, seating, match runners and the control channel.
+
+In the default one-process server it shares Daphne's asyncio loop; scaled, it runs alone
+(``manage.py serve --role arena``) and talks to the web processes only through the channel
+layer (group :data:`CONTROL_GROUP`) and the database.  One arena process per database.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from games.arena import registry, tables
+from games.arena.eventlog import EventWriter
+from games.arena.models import Match, Seat
+from games.arena.runner import MatchRunner, table_group
+from games.arena.seats import BuiltinSeat, HumanSeat, SeatEndpoint
+
+log = logging.getLogger("arena")
+
+#: Channel-layer group the arena listens on: table changes, people's moves, resync requests.
+CONTROL_GROUP = "arena.control"
+
+
+class Arena:
+    """Owns every running match of this process.  ``start()`` then, at shutdown, ``stop()``."""
+
+    def __init__(self, listen: bool = True):
+        self.listen = listen
+        self.layer = get_channel_layer()
+        self.writer = EventWriter()
+        self.runners: dict[int, MatchRunner] = {}
+        self.tasks: dict[int, asyncio.Task] = {}
+        #: Protocol bots seated at tables that have not started: seat id -> endpoint.
+        self.waiting: dict[int, SeatEndpoint] = {}
+        self.listeners: list = []
+        self._seating = asyncio.Lock()
+        self._background: list[asyncio.Task] = []
+        self.server_times: list[float] | None = None  # benchmarks switch this on
+        self.started = asyncio.Event()
+
+    # --- life cycle -------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Abort matches a previous process left running, start the writer, the control loop,
+        the periodic sweep and (if ``listen``) every game's bot listener."""
+        stale = await sync_to_async(tables.abort_stale)()
+        if stale:
+            log.warning("marked %d match(es) left running by a previous server as aborted", stale)
+        self.writer.start()
+        loop = asyncio.get_running_loop()
+        self.channel = await self.layer.new_channel("arena.")
+        await self.layer.group_add(CONTROL_GROUP, self.channel)
+        self._background.append(loop.create_task(self._control_loop(), name="arena-control"))
+        self._background.append(loop.create_task(self._sweep_loop(), name="arena-sweep"))
+        if self.listen:
+            for spec in registry.all_games():
+                if spec.start_listener:
+                    self.listeners.append(await spec.start_listener(self))
+        self.started.set()
+
+    async def stop(self) -> None:
+        """Stop listening, abort running matches (their events are kept), flush the log."""
+        for listener in self.listeners:
+            listener.close()
+        tasks = list(self.tasks.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for task in self._background:
+            task.cancel()
+        await self.writer.close()
+        log.info("arena stopped; %d running match(es) marked aborted", len(tasks))
+
+    # --- seating ----------------------------------------------------------------------------
+    async def seat_bot(self, game: str, endpoint: SeatEndpoint) -> int:
+        """Seat a bot that connected on ``game``'s port: the oldest open bot seat, else an
+        automatic table with the server's default configuration.  Returns the seat id."""
+        spec = registry.get(game)
+        async with self._seating:
+            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name)
+            if seat is None:
+                config = spec.auto_config()
+                choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(config))
+                await sync_to_async(tables.create_table)(game, config, choices, None, auto=True, omniscient=True)
+                seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name)
+            self.waiting[seat.pk] = endpoint
+        log.info("%s bot %s took seat %d of match %d", game, endpoint.display_name, seat.index, seat.match_id)
+        await self._table_changed(seat.match_id)
+        return seat.pk
+
+    async def bot_left(self, seat_id: int) -> None:
+        """A waiting bot disconnected before its table started: open its seat again."""
+        if self.waiting.pop(seat_id, None) is not None:
+            await sync_to_async(tables.free_bot_seat)(seat_id)
+            match_id = await sync_to_async(lambda: Seat.objects.filter(pk=seat_id).values_list("match_id", flat=True).first())()
+            if match_id:
+                await self.layer.group_send(table_group(match_id), {"type": "table.update"})
+
+    async def bot_named(self, seat_id: int, name: str) -> None:
+        """A bot sent its name: show it at the table."""
+        await sync_to_async(tables.rename_seat)(seat_id, name)
+
+    async def _table_changed(self, match_id: int) -> None:
+        await self.layer.group_send(table_group(match_id), {"type": "table.update"})
+        await self.maybe_start(match_id)
+
+    async def maybe_start(self, match_id: int) -> None:
+        """Start the match at ``match_id`` if every seat is taken and its bots are here."""
+        if match_id in self.tasks:
+            return
+        match = await sync_to_async(lambda: Match.objects.prefetch_related("seats").filter(pk=match_id).first())()
+        if match is None or match.status != "open":
+            return
+        seats = list(match.seats.all())
+        if any(not s.occupied for s in seats):
+            return
+        if any(s.kind == Seat.Kind.PROTOCOL and s.pk not in self.waiting for s in seats):
+            return  # a bot seat taken through another arena process; not ours to start
+        match = await sync_to_async(tables.try_start)(match_id)
+        if match is None:
+            return
+        spec = registry.get(match.game)
+        humans_present = any(s.kind == Seat.Kind.HUMAN for s in seats)
+        delay = settings.ARENA["BUILTIN_DELAY"] if humans_present else 0.0
+        endpoints: list[SeatEndpoint] = []
+        for s in sorted(seats, key=lambda s: s.index):
+            if s.kind == Seat.Kind.PROTOCOL:
+                endpoints.append(self.waiting.pop(s.pk))
+            elif s.kind == Seat.Kind.HUMAN:
+                endpoints.append(HumanSeat(s.display_name, spec))
+            else:
+                label, policy = spec.builtin_bots[s.builtin_bot]
+                endpoints.append(BuiltinSeat(label, policy, seed=match.seed + s.index, delay_s=delay))
+        runner = MatchRunner(match.pk, spec, match.config, match.seed, endpoints, self.writer,
+                             self.layer.group_send, omniscient=match.omniscient,
+                             round_pause_s=settings.ARENA["ROUND_PAUSE"], server_times=self.server_times)
+        self.runners[match.pk] = runner
+        self.tasks[match.pk] = asyncio.get_running_loop().create_task(self._run(runner), name=f"match-{match.pk}")
+        log.info("match %d (%s) started: %s", match.pk, match.game, ", ".join(e.display_name for e in endpoints))
+
+    async def _run(self, runner: MatchRunner) -> None:
+        mid = runner.match_id
+        result = None
+        await self.layer.group_send(table_group(mid), {"type": "table.update"})
+        try:
+            result = await runner.run()
+            await self.writer.flush()
+            await sync_to_async(tables.finish)(mid, result)
+            log.info("match %d finished: %s", mid, result)
+        except asyncio.CancelledError:
+            await self.writer.flush()
+            await sync_to_async(tables.abort)(mid, "the server stopped during the match")
+            raise
+        except Exception as exc:
+            log.exception("match %d failed", mid)
+            await self.writer.flush()
+            await sync_to_async(tables.abort)(mid, f"internal error: {exc.__class__.__name__}")
+        finally:
+            for ep in runner.endpoints:
+                try:
+                    ep.close(result)
+                except Exception:
+                    log.exception("closing a seat of match %d", mid)
+            self.runners.pop(mid, None)
+            self.tasks.pop(mid, None)
+            try:
+                await asyncio.shield(self.layer.group_send(table_group(mid), {"type": "table.update"}))
+            except Exception:
+                pass
+
+    # --- control channel --------------------------------------------------------------------
+    async def _control_loop(self) -> None:
+        while True:
+            try:
+                msg = await self.layer.receive(self.channel)
+                await self._handle_control(msg)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("control message failed")
+                await asyncio.sleep(0.05)
+
+    async def _handle_control(self, msg: dict) -> None:
+        kind = msg.get("type")
+        if kind == "table.changed":
+            await self._table_changed(int(msg["match"]))
+        elif kind == "human.action":
+            runner = self.runners.get(int(msg["match"]))
+            error = "This match is not running." if runner is None else await runner.human_action(
+                int(msg["seat"]), int(msg["version"]), msg.get("action"))
+            if error and msg.get("reply"):
+                await self.layer.send(msg["reply"], {"type": "match.error", "message": error})
+        elif kind == "resync":
+            runner = self.runners.get(int(msg["match"]))
+            latest = runner.latest_for(msg["audience"]) if runner else None
+            if latest and msg.get("reply"):
+                await self.layer.send(msg["reply"], latest)
+
+    async def _sweep_loop(self) -> None:
+        """Every 2 s, start full tables whose start message was lost (e.g. a web process
+        wrote the last seat while this arena was restarting)."""
+        while True:
+            await asyncio.sleep(2.0)
+            try:
+                for match_id in await sync_to_async(tables.tables_waiting_to_start)():
+                    await self.maybe_start(match_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("sweep failed")

@@ -1,0 +1,177 @@
+"""Tables in the database: creating them, taking and freeing seats, recording the end.
+
+Synchronous Django ORM code shared by the web views (a person creates a table or joins a seat)
+and the arena (a bot takes a seat, a match starts or ends).  Seats are taken with a conditional
+UPDATE, so two claimants racing for one seat cannot both win, whichever process they are in.
+"""
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from games.arena import registry
+from games.arena.models import Match, Seat
+
+#: Seat choices on the create-table form.
+ME, OPEN_HUMAN, OPEN_BOT = "me", "open_human", "open_bot"
+BUILTIN_PREFIX = "builtin:"
+
+MAX_NAME = 40
+
+
+def clean_name(name: str) -> str:
+    """A display name from untrusted input: printable characters only, trimmed, at most 40.
+
+    (It is escaped again wherever it is shown; this only keeps control characters and
+    absurd lengths out of the database and the logs.)
+    """
+    text = "".join(ch for ch in str(name) if ch.isprintable()).strip()
+    return text[:MAX_NAME]
+
+
+@dataclass
+class Sitter:
+    """Who takes a seat from the web: a logged-in user or a guest session, and the shown name."""
+
+    name: str
+    user_id: int | None = None
+    session_key: str = ""
+
+
+def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitter | None,
+                 *, auto: bool = False, omniscient: bool = False) -> Match:
+    """Create an open table.
+
+    ``seat_choices[i]`` is ``"me"``, ``"open_human"``, ``"open_bot"`` or ``"builtin:<name>"``;
+    their number must match the game's seat count for ``config``.  Raises ``ValueError`` with
+    a message for the form on a bad configuration or seat list.
+    """
+    spec = registry.get(game)
+    config = spec.normalize_config(config)
+    if len(seat_choices) != spec.num_seats(config):
+        raise ValueError(f"{spec.title} with this configuration has {spec.num_seats(config)} seats")
+    if seat_choices.count(ME) > 1:
+        raise ValueError("You can take only one seat.")
+    if ME in seat_choices and sitter is None:
+        raise ValueError("Choose a nickname to take a seat.")
+    seats = []
+    for index, choice in enumerate(seat_choices):
+        if choice == ME:
+            seats.append(Seat(index=index, kind=Seat.Kind.HUMAN, occupied=True, display_name=sitter.name,
+                              user_id=sitter.user_id, session_key=sitter.session_key))
+        elif choice == OPEN_HUMAN:
+            seats.append(Seat(index=index, kind=Seat.Kind.HUMAN))
+        elif choice == OPEN_BOT:
+            seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL))
+        elif choice.startswith(BUILTIN_PREFIX) and choice[len(BUILTIN_PREFIX):] in spec.builtin_bots:
+            name = choice[len(BUILTIN_PREFIX):]
+            seats.append(Seat(index=index, kind=Seat.Kind.BUILTIN, builtin_bot=name, occupied=True,
+                              display_name=spec.builtin_bots[name][0]))
+        else:
+            raise ValueError(f"Unknown seat choice {choice!r}")
+    with transaction.atomic():
+        match = Match.objects.create(game=game, config=config, seed=secrets.randbits(62), auto=auto,
+                                     omniscient=omniscient,
+                                     created_by_id=sitter.user_id if sitter else None)
+        for seat in seats:
+            seat.match = match
+        Seat.objects.bulk_create(seats)
+    return match
+
+
+def join_seat(match_id: int, index: int, sitter: Sitter) -> str | None:
+    """Take open person-seat ``index`` at an open table; returns an error text or None."""
+    match = Match.objects.filter(pk=match_id).first()
+    if match is None or match.status != Match.Status.OPEN:
+        return "This table is no longer open."
+    if seat_of(match_id, sitter) is not None:
+        return "You already have a seat at this table."
+    taken = Seat.objects.filter(match_id=match_id, index=index, kind=Seat.Kind.HUMAN, occupied=False).update(
+        occupied=True, display_name=sitter.name, user_id=sitter.user_id, session_key=sitter.session_key)
+    return None if taken else "That seat is taken."
+
+
+def leave_seat(match_id: int, sitter: Sitter) -> bool:
+    """Give up one's seat at a table that has not started; returns whether a seat was freed."""
+    seat = seat_of(match_id, sitter)
+    if seat is None:
+        return False
+    return bool(Seat.objects.filter(pk=seat.pk, match__status=Match.Status.OPEN).update(
+        occupied=False, display_name="", user_id=None, session_key=""))
+
+
+def seat_of(match_id: int, sitter: Sitter | None) -> Seat | None:
+    """The person-seat ``sitter`` holds at a table, if any."""
+    if sitter is None:
+        return None
+    seats = Seat.objects.filter(match_id=match_id, kind=Seat.Kind.HUMAN, occupied=True)
+    if sitter.user_id:
+        return seats.filter(user_id=sitter.user_id).first()
+    if sitter.session_key:
+        return seats.filter(session_key=sitter.session_key, user__isnull=True).first()
+    return None
+
+
+def claim_bot_seat(game: str, name: str) -> Seat | None:
+    """Take the oldest open bot seat at an open table of ``game`` (automatic tables last)."""
+    candidates = (Seat.objects.filter(match__game=game, match__status=Match.Status.OPEN,
+                                      kind=Seat.Kind.PROTOCOL, occupied=False)
+                  .order_by("match__auto", "match__created_at", "match_id", "index")
+                  .values_list("pk", flat=True)[:20])
+    for pk in candidates:
+        if Seat.objects.filter(pk=pk, occupied=False).update(occupied=True, display_name=name):
+            return Seat.objects.select_related("match").get(pk=pk)
+    return None
+
+
+def free_bot_seat(seat_id: int) -> None:
+    """A bot left before its table started: the seat is open again."""
+    Seat.objects.filter(pk=seat_id, match__status=Match.Status.OPEN).update(occupied=False, display_name="")
+
+
+def rename_seat(seat_id: int, name: str) -> None:
+    """Record a bot's self-chosen name (the first one it sends)."""
+    Seat.objects.filter(pk=seat_id).update(display_name=name)
+
+
+def try_start(match_id: int) -> Match | None:
+    """Mark a full open table as running; returns it (with seats) if this call started it."""
+    match = Match.objects.filter(pk=match_id, status=Match.Status.OPEN).first()
+    if match is None or match.seats.filter(occupied=False).exists():
+        return None
+    if not Match.objects.filter(pk=match_id, status=Match.Status.OPEN).update(
+            status=Match.Status.RUNNING, started_at=timezone.now()):
+        return None
+    return Match.objects.prefetch_related("seats").get(pk=match_id)
+
+
+def finish(match_id: int, result: dict) -> None:
+    """Record a finished match: status, result and each seat's final score."""
+    with transaction.atomic():
+        Match.objects.filter(pk=match_id).update(status=Match.Status.FINISHED, result=result,
+                                                 finished_at=timezone.now())
+        for index, score in enumerate(result.get("scores", [])):
+            Seat.objects.filter(match_id=match_id, index=index).update(final_score=score)
+
+
+def abort(match_id: int, reason: str) -> None:
+    """Mark an unfinished match aborted; its events stay."""
+    Match.objects.filter(pk=match_id, status__in=[Match.Status.RUNNING, Match.Status.OPEN]).update(
+        status=Match.Status.ABORTED, result={"aborted": reason}, finished_at=timezone.now())
+
+
+def abort_stale() -> int:
+    """At arena start: matches left running by a previous process can't resume; abort them."""
+    ids = list(Match.objects.filter(status=Match.Status.RUNNING).values_list("pk", flat=True))
+    for pk in ids:
+        abort(pk, "the server stopped during the match")
+    return len(ids)
+
+
+def tables_waiting_to_start() -> list[int]:
+    """Open tables whose seats are all taken (the arena's periodic sweep starts them)."""
+    return list(Match.objects.filter(status=Match.Status.OPEN).exclude(seats__occupied=False)
+                .values_list("pk", flat=True))

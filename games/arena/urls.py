@@ -1,0 +1,20 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from games.arena import api, views
+
+urlpatterns = [
+    path("", views.lobby, name="lobby"),
+    path("tables/new/<slug:game>/", views.create_table, name="create_table"),
+    path("matches/<int:match_id>/", views.match_page, name="match"),
+    path("matches/<int:match_id>/join/<int:index>/", views.join, name="join"),
+    path("matches/<int:match_id>/leave/", views.leave, name="leave"),
+    path("history/", views.history, name="history"),
+    path("nickname/", views.nickname, name="nickname"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/signup/", views.signup, name="signup"),
+    path("api/matches/", api.match_list, name="api_matches"),
+    path("api/matches/<int:match_id>/", api.match_detail, name="api_match"),
+    path("api/matches/<int:match_id>/replay/", api.match_replay, name="api_replay"),
+]

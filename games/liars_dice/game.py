@@ -1,0 +1,70 @@
+"""Liar's Dice as the arena sees it: the :class:`GameSpec` that plugs it in."""
+from __future__ import annotations
+
+from django.conf import settings
+
+from games.arena.registry import ConfigField, GameSpec, register
+from games.arena.seats import Answer
+from games.liars_dice import rules
+from games.liars_dice.bots import BUILTIN_BOTS
+
+
+def human_auto_answer(state: rules.LiarsDiceState, seat: int) -> Answer | None:
+    """A person not on turn has nothing to challenge before the round's first bid."""
+    if seat != state.on_turn and state.last_bidder is None:
+        return Answer(rules.PASS, reason="nothing to challenge yet")
+    return None
+
+
+def human_prompt(state: rules.LiarsDiceState, seat: int) -> tuple[str, float]:
+    """On turn: bid or challenge within the human deadline; otherwise a window to challenge."""
+    if seat == state.on_turn:
+        return "turn", settings.ARENA["HUMAN_DEADLINE"]
+    return "challenge_window", settings.ARENA["HUMAN_CHALLENGE_WINDOW"]
+
+
+def human_timeout_answer(state: rules.LiarsDiceState, seat: int, seconds: float) -> Answer:
+    """Silence on turn loses the round, like a bot's; silence in the window is a pass."""
+    if seat == state.on_turn:
+        return Answer(None, True, f"no move within {seconds:g} s")
+    return Answer(rules.PASS, False, "let the bid stand")
+
+
+def human_action_ok(state: rules.LiarsDiceState, seat: int, action) -> bool:
+    """People get only sensible moves: a raising bid or a challenge on turn; pass or
+    challenge otherwise (a bad click is refused, not punished)."""
+    return action in state.legal_actions(seat)
+
+
+def auto_config() -> dict:
+    cfg = settings.ARENA
+    return {"players": cfg["LIARS_DICE_AUTO_PLAYERS"], "dice": cfg["LIARS_DICE_AUTO_DICE"],
+            "games": cfg["LIARS_DICE_AUTO_GAMES"]}
+
+
+async def _start_listener(arena):
+    from games.liars_dice.transport import start_listener
+
+    return await start_listener(arena)
+
+
+SPEC = register(GameSpec(
+    slug="liars_dice",
+    title="Liar's Dice",
+    new_state=rules.new_state,
+    normalize_config=rules.normalize_config,
+    num_seats=lambda config: config["players"],
+    config_fields=(
+        ConfigField("players", "Players", rules.MIN_PLAYERS, rules.MAX_PLAYERS, 2),
+        ConfigField("dice", "Dice per player", 1, rules.MAX_DICE, 6),
+        ConfigField("games", "Games in the match", 1, rules.MAX_GAMES, 1),
+    ),
+    builtin_bots=BUILTIN_BOTS,
+    human_auto_answer=human_auto_answer,
+    human_prompt=human_prompt,
+    human_timeout_answer=human_timeout_answer,
+    human_action_ok=human_action_ok,
+    auto_config=auto_config,
+    start_listener=_start_listener,
+    protocol_note="Bots connect over TCP to port {port}, one JSON object per line.",
+))

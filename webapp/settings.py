@@ -1,0 +1,151 @@
+"""Settings for the arena.
+
+Embedded defaults (SQLite file under ``var/``, in-memory channel layer) need nothing installed
+or started.  Every deployment knob is an environment variable; README.md lists them all.
+"""
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_int(name: str, default: int) -> int:
+    """Read an integer environment variable, falling back to ``default`` when unset or empty."""
+    value = os.environ.get(name, "")
+    return int(value) if value.strip() else default
+
+
+def env_float(name: str, default: float) -> float:
+    """Read a float environment variable (seconds, usually), ``default`` when unset or empty."""
+    value = os.environ.get(name, "")
+    return float(value) if value.strip() else default
+
+
+DATA_DIR = Path(os.environ.get("ARENA_DATA_DIR", BASE_DIR / "var"))
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+# A fixed development key is fine for the embedded default; deployments set their own.
+SECRET_KEY = os.environ.get("SECRET_KEY", "arena-development-key-change-me-in-production-0123456789")
+DEBUG = os.environ.get("DEBUG", "0") == "1"
+ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "*").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "games.arena",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "webapp.urls"
+ASGI_APPLICATION = "webapp.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'arena.sqlite3'}",
+        conn_max_age=0,
+    )
+}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # WAL lets the web pages read while the arena writes events; a generous timeout rides out
+    # the short write locks instead of failing a request.
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 30},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}
+    }
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 6}},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "lobby"
+LOGOUT_REDIRECT_URL = "lobby"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "static"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"django.channels.server": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
+}
+
+# --- The arena -------------------------------------------------------------------------------
+ARENA = {
+    # Where the one-process server listens (HTTP and WebSockets).
+    "HOST": os.environ.get("ARENA_HOST", "127.0.0.1"),
+    "HTTP_PORT": env_int("ARENA_HTTP_PORT", 8000),
+    # How long a person has to act on their turn, and to challenge when not on turn (seconds).
+    "HUMAN_DEADLINE": env_float("ARENA_HUMAN_DEADLINE", 60.0),
+    "HUMAN_CHALLENGE_WINDOW": env_float("ARENA_HUMAN_CHALLENGE_WINDOW", 6.0),
+    # Liar's Dice: TCP listener and the automatic table's configuration (specs/liars-dice-tcp).
+    "LIARS_DICE_HOST": os.environ.get("LIARS_DICE_HOST", os.environ.get("ARENA_HOST", "127.0.0.1")),
+    "LIARS_DICE_PORT": env_int("LIARS_DICE_PORT", 5533),
+    "LIARS_DICE_AUTO_PLAYERS": env_int("LIARS_DICE_AUTO_PLAYERS", 2),
+    "LIARS_DICE_AUTO_DICE": env_int("LIARS_DICE_AUTO_DICE", 6),
+    "LIARS_DICE_AUTO_GAMES": env_int("LIARS_DICE_AUTO_GAMES", 1),
+    "LIARS_DICE_BOT_DEADLINE": env_float("LIARS_DICE_BOT_DEADLINE", 3.0),
+    # Pause between the end of a round and the next move_request when a person is seated, so
+    # they can read the revealed dice (seconds; bots-only tables never wait).
+    "ROUND_PAUSE": env_float("ARENA_ROUND_PAUSE", 2.5),
+    # Built-in bots wait this long before answering when a person is seated (seconds).
+    "BUILTIN_DELAY": env_float("ARENA_BUILTIN_DELAY", 0.8),
+    # Bounds for untrusted input.
+    "MAX_LINE_BYTES": env_int("ARENA_MAX_LINE_BYTES", 64 * 1024),
+    "MAX_CONNECTIONS": env_int("ARENA_MAX_CONNECTIONS", 5000),
+}
