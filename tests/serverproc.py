@@ -1,0 +1,93 @@
+"""Start the arena the way the README does (``manage.py serve``), on free ports and a fresh
+data directory, for tests and benchmarks that talk to it over real sockets."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now (127.0.0.1)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float = 30.0) -> None:
+    """Block until something accepts connections on 127.0.0.1:``port``; raise on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing listening on port {port} after {timeout} s")
+
+
+@dataclass
+class ArenaProcess:
+    """A running ``manage.py serve``: its URL, bot port, log file and environment."""
+
+    proc: subprocess.Popen
+    http_port: int
+    liars_dice_port: int
+    data_dir: Path
+    log_path: Path
+    env: dict = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, timeout: float = 15.0) -> int:
+        """SIGINT (as Ctrl-C), then wait; returns the exit code."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(2)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+def start_arena(role: str = "all", env: dict | None = None, data_dir: Path | None = None,
+                http_port: int | None = None, liars_dice_port: int | None = None) -> ArenaProcess:
+    """Start ``manage.py serve --role ROLE`` and wait until its ports accept connections.
+
+    ``env`` overrides settings (e.g. ``ARENA_HUMAN_DEADLINE``); by default the database is a
+    fresh SQLite file in ``data_dir`` and the channel layer in memory.
+    """
+    data_dir = Path(data_dir or tempfile.mkdtemp(prefix="arena-test-"))
+    http_port = http_port or free_port()
+    liars_dice_port = liars_dice_port or free_port()
+    full_env = dict(os.environ)
+    full_env.update({"ARENA_DATA_DIR": str(data_dir), "ARENA_HTTP_PORT": str(http_port),
+                     "LIARS_DICE_PORT": str(liars_dice_port), "PYTHONUNBUFFERED": "1"})
+    full_env.pop("DJANGO_SETTINGS_MODULE", None)
+    full_env.update(env or {})
+    log_path = data_dir / f"serve-{role}-{http_port}.log"
+    proc = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "serve", "--role", role],
+                            cwd=ROOT, env=full_env, stdout=open(log_path, "wb"), stderr=subprocess.STDOUT)
+    arena = ArenaProcess(proc, http_port, liars_dice_port, data_dir, log_path, full_env)
+    try:
+        if role in ("all", "web"):
+            wait_for_port(http_port)
+        if role in ("all", "arena"):
+            wait_for_port(liars_dice_port)
+    except TimeoutError:
+        arena.stop()
+        raise RuntimeError("server did not start:\n" + arena.log())
+    return arena
