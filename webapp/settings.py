@@ -91,7 +91,8 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 30},
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 30,
+                       "prefix": os.environ.get("ARENA_CHANNEL_PREFIX", "arena")},
         }
     }
 else:

@@ -1,0 +1,95 @@
+"""Scaled mode for real: PostgreSQL (DATABASE_URL) and Redis (REDIS_URL), with the web and the
+arena in separate processes that meet only through the channel layer and the database."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+
+import psycopg
+import pytest
+
+from tests.human_client import Guest
+from tests.ld_bot import LDBot
+
+pytestmark = pytest.mark.services
+
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+@pytest.fixture
+def scaled_env():
+    """A fresh PostgreSQL database and a private Redis key prefix; both removed afterwards."""
+    name = f"arena_test_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield {"DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}",
+           "REDIS_URL": "redis://127.0.0.1:6379/0", "ARENA_CHANNEL_PREFIX": f"t{uuid.uuid4().hex[:8]}",
+           "ARENA_HUMAN_DEADLINE": "20", "ARENA_HUMAN_CHALLENGE_WINDOW": "2", "ARENA_ROUND_PAUSE": "0.1"}
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def choose(view: dict, request: dict):
+    """A person's sensible move: open with one die of a face we hold, then challenge."""
+    if request["kind"] == "challenge_window":
+        return "pass"
+    if view["last_bid"] is None:
+        return ["bid", view["your_hand"][0], 1]
+    return "challenge"
+
+
+async def play_until_over(guest: Guest, match_id: int) -> tuple[dict, int]:
+    """Play through the WebSocket until the match is over; returns (last view, moves made)."""
+    moves = 0
+    async with guest.websocket(match_id) as ws:
+        while True:
+            msg = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if msg["type"] == "table.update":
+                continue
+            assert msg["type"] == "match.view", msg
+            view = msg["view"]
+            if view["terminal"]:
+                return view, moves
+            assert msg["audience"] == view["your_seat"] == 0
+            if msg.get("request"):
+                await ws.send(json.dumps({"type": "act", "version": msg["request"]["version"],
+                                          "action": choose(view, msg["request"])}))
+                moves += 1
+
+
+def wait_until(predicate, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("condition not met in time")
+
+
+def test_person_on_web_process_plays_bot_whose_runner_is_in_arena_process(arena_factory, scaled_env):
+    arena = arena_factory(role="arena", env=scaled_env)
+    web = arena_factory(role="web", env=scaled_env)
+    guest = Guest(web.url, "carol")
+    match_id = guest.create_table("liars_dice", {"players": 2, "dice": 2, "games": 1}, ["me", "open_bot"])
+
+    bot = LDBot(arena.liars_dice_port, "remote-bot")
+    wait_until(lambda: "running" in guest.get(f"/matches/{match_id}/"))
+    view, moves = asyncio.run(play_until_over(guest, match_id))
+    assert moves >= 1
+    assert sum(view["wins"]) == 1
+    assert bot.closed.wait(10), "the arena closes the bot's connection after the match"
+
+    detail = wait_until(lambda: (d := guest.get_json(f"/api/matches/{match_id}/"))["status"] == "finished" and d)
+    assert [s["name"] for s in detail["seats"]] == ["carol", "remote-bot"]
+    assert detail["result"]["scores"] == view["wins"]
+    human_events = [e for e in detail["events"] if e["seat"] == 0]
+    assert len(human_events) >= moves
+    # The runner lived in the arena process, the person talked to the web process.
+    assert f"match {match_id} (liars_dice) started" in arena.log()
+    assert "started" not in web.log()
+    with psycopg.connect(scaled_env["DATABASE_URL"].replace("postgres://", "postgresql://")) as conn:
+        count = conn.execute("SELECT count(*) FROM arena_event WHERE match_id = %s", [match_id]).fetchone()[0]
+    assert count == len(detail["events"])
