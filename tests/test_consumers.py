@@ -1,0 +1,187 @@
+"""The browser WebSocket consumer, in process (channels' WebsocketCommunicator) against a
+running arena: versioned views, resync, people's moves, and what each audience may see."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import channel_layers
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.contrib.sessions.backends.db import SessionStore
+
+from games.arena import tables
+from games.arena.models import Match
+from games.arena.service import Arena
+from webapp.asgi import application
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def fresh_layer_and_fast_people():
+    """A new in-memory channel layer per test (its queues belong to one event loop)."""
+    channel_layers.backends = {}
+    old = dict(settings.ARENA)
+    settings.ARENA.update({"HUMAN_DEADLINE": 10.0, "HUMAN_CHALLENGE_WINDOW": 0.3, "ROUND_PAUSE": 0.0,
+                           "BUILTIN_DELAY": 0.0})
+    yield
+    settings.ARENA.clear()
+    settings.ARENA.update(old)
+
+
+def guest_session(nickname: str) -> tuple[str, tables.Sitter]:
+    store = SessionStore()
+    store["nickname"] = nickname
+    store.create()
+    return store.session_key, tables.Sitter(name=nickname, session_key=store.session_key)
+
+
+def communicator(match_id: int, session_key: str | None = None) -> WebsocketCommunicator:
+    headers = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
+    if session_key:
+        headers.append((b"cookie", f"{settings.SESSION_COOKIE_NAME}={session_key}".encode()))
+    return WebsocketCommunicator(application, f"/ws/matches/{match_id}/", headers=headers)
+
+
+async def next_view(comm: WebsocketCommunicator, timeout: float = 5.0) -> dict:
+    while True:
+        msg = await comm.receive_json_from(timeout)
+        if msg["type"] in ("match.view", "match.final"):
+            return msg
+
+
+def assert_no_current_hands(view: dict, own_seat: int | None) -> None:
+    """A live view carries no current hand but the viewer's own."""
+    if view["terminal"]:
+        return
+    assert "hands" not in view
+    if own_seat is None:
+        assert "your_hand" not in view
+    else:
+        assert view["your_seat"] == own_seat
+
+
+async def start_match(seats: list[str], sitter, config=None) -> tuple[Arena, int]:
+    arena = Arena(listen=False)
+    await arena.start()
+    match = await sync_to_async(tables.create_table)("liars_dice", config or {"players": 2, "dice": 2, "games": 1},
+                                                     seats, sitter)
+    await arena.maybe_start(match.pk)
+    assert match.pk in arena.runners
+    return arena, match.pk
+
+
+async def test_person_plays_builtin_bot_and_spectator_sees_only_public_views():
+    key, sitter = await sync_to_async(guest_session)("dora")
+    arena, match_id = await start_match(["me", "builtin:random"], sitter)
+    player, spectator = communicator(match_id, key), communicator(match_id)
+    assert (await player.connect())[0] and (await spectator.connect())[0]
+    seen_versions = []
+    try:
+        while True:
+            msg = await next_view(player)
+            view = msg["view"]
+            seen_versions.append(msg["version"])
+            if view["terminal"]:
+                break
+            assert msg["audience"] == 0
+            assert_no_current_hands(view, own_seat=0)
+            assert len(view["your_hand"]) == view["dice_counts"][0]
+            request = msg.get("request")
+            if request and request["kind"] == "turn":
+                action = ["bid", view["your_hand"][0], 1] if view["last_bid"] is None else "challenge"
+                await player.send_json_to({"type": "act", "version": request["version"], "action": action})
+        assert sum(view["wins"]) == 1 and "hands" in view  # the end shows every hand
+        assert seen_versions == sorted(set(seen_versions))
+        # The spectator saw the same match, without anyone's current dice.
+        spectated = []
+        while not await spectator.receive_nothing(0.05):
+            msg = await spectator.receive_json_from()
+            if msg["type"] == "match.view":
+                assert msg["audience"] == "public"
+                assert_no_current_hands(msg["view"], own_seat=None)
+                spectated.append(msg["version"])
+        assert spectated and spectated[-1] == seen_versions[-1]
+        await asyncio.wait_for(asyncio.gather(*arena.tasks.values()), 5)
+        match = await sync_to_async(Match.objects.get)(pk=match_id)
+        assert match.status == Match.Status.FINISHED
+    finally:
+        await player.disconnect()
+        await spectator.disconnect()
+        await arena.stop()
+
+
+async def test_reconnect_resyncs_to_the_same_view_and_illegal_moves_are_refused():
+    key, sitter = await sync_to_async(guest_session)("eve")
+    settings.ARENA["HUMAN_DEADLINE"] = 30.0
+    arena, match_id = await start_match(["me", "builtin:probability"], sitter)
+    player = communicator(match_id, key)
+    await player.connect()
+    try:
+        msg = await next_view(player)
+        while not msg.get("request") or msg["request"]["kind"] != "turn":
+            msg = await next_view(player)
+        # A non-raising bid is refused with a message, and the request stays open.
+        await player.send_json_to({"type": "act", "version": msg["request"]["version"], "action": ["bid", 3, 0]})
+        error = await player.receive_json_from(5)
+        assert error["type"] == "match.error" and "not a legal move" in error["message"]
+        # A move for a version that is not open is refused too.
+        await player.send_json_to({"type": "act", "version": msg["version"] + 7, "action": "challenge"})
+        assert (await player.receive_json_from(5))["type"] == "match.error"
+        await player.disconnect()
+        # A new connection (a reload) gets the very same view and open request back.
+        again = communicator(match_id, key)
+        await again.connect()
+        resent = await next_view(again)
+        assert resent["version"] == msg["version"] and resent["view"] == msg["view"]
+        assert resent["request"]["version"] == msg["request"]["version"]
+        await again.send_json_to({"type": "resync"})
+        assert (await next_view(again))["version"] == msg["version"]
+        await again.disconnect()
+    finally:
+        await arena.stop()
+    match = await sync_to_async(Match.objects.get)(pk=match_id)
+    assert match.status == Match.Status.ABORTED  # stopped mid-match: aborted, not lost
+
+
+async def test_spectators_cannot_move_and_garbage_is_answered_not_fatal():
+    key, sitter = await sync_to_async(guest_session)("finn")
+    arena, match_id = await start_match(["me", "builtin:random"], sitter)
+    spectator = communicator(match_id)
+    await spectator.connect()
+    try:
+        view = await next_view(spectator)
+        await spectator.send_json_to({"type": "act", "version": view["version"], "action": "challenge"})
+        assert "watching" in (await spectator.receive_json_from(5))["message"]
+        await spectator.send_to(text_data="{not json")
+        assert (await spectator.receive_json_from(5))["type"] == "match.error"
+        await spectator.send_to(text_data="x" * 20000)
+        assert "too large" in (await spectator.receive_json_from(5))["message"]
+        await spectator.send_json_to({"type": "resync"})
+        assert (await next_view(spectator))["version"] >= view["version"]
+    finally:
+        await spectator.disconnect()
+        await arena.stop()
+
+
+async def test_omniscient_bot_table_shows_every_hand_but_not_with_a_person_seated():
+    arena, bots_only = await start_match(["builtin:random", "builtin:random"], None)
+    runner = arena.runners[bots_only]
+    await arena.stop()
+    assert runner.omniscient is False  # not opted in
+    arena = Arena(listen=False)
+    await arena.start()
+    try:
+        match = await sync_to_async(tables.create_table)("liars_dice", {"players": 2, "dice": 2, "games": 1},
+                                                         ["builtin:random", "builtin:random"], None, omniscient=True)
+        await arena.maybe_start(match.pk)
+        assert arena.runners[match.pk].omniscient is True
+        _, sitter = await sync_to_async(guest_session)("gus")
+        with_person = await sync_to_async(tables.create_table)("liars_dice", {"players": 2, "dice": 2, "games": 1},
+                                                               ["me", "builtin:random"], sitter, omniscient=True)
+        await arena.maybe_start(with_person.pk)
+        assert arena.runners[with_person.pk].omniscient is False
+    finally:
+        await arena.stop()
