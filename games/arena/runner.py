@@ -94,7 +94,11 @@ class MatchRunner:
         ep = self.endpoints[seat] if 0 <= seat < len(self.endpoints) else None
         if not isinstance(ep, HumanSeat):
             return "You are not seated here."
-        return ep.act(self.state, seat, version, action)
+        error = ep.act(self.state, seat, version, action)
+        if error is None and seat in self.latest:
+            # A reload now must not offer the answered request again.
+            self.latest[seat] = {**self.latest[seat], "request": None}
+        return error
 
     # --- the loop ---------------------------------------------------------------------------
     async def run(self) -> dict:
