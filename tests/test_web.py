@@ -1,0 +1,127 @@
+"""Pages and the JSON API as a visitor uses them: lobby, creating and joining tables,
+history filters and pages, match details, replays, and hostile names shown safely."""
+from __future__ import annotations
+
+import datetime
+import random
+
+import pytest
+from django.utils import timezone
+
+from games.arena import tables
+from games.arena.eventlog import write_rows
+from games.arena.models import Match, Seat
+from games.liars_dice import bots
+from games.liars_dice.rules import new_state
+
+pytestmark = pytest.mark.django_db
+
+EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+def finished_match(names, seed=7, finished_at=None, config=None) -> Match:
+    """A match played to the end by built-in policies and stored exactly as the arena does."""
+    config = config or {"players": len(names), "dice": 2, "games": 1}
+    match = tables.create_table("liars_dice", config, [tables.OPEN_BOT] * len(names), None)
+    Match.objects.filter(pk=match.pk).update(seed=seed, status=Match.Status.RUNNING)
+    for i, name in enumerate(names):
+        Seat.objects.filter(match=match, index=i).update(occupied=True, display_name=tables.clean_name(name))
+    state, rng, rows, step, seq = new_state(config, seed), random.Random(seed), [], 0, 0
+    while not state.is_terminal():
+        step += 1
+        answers = {s: bots.probability_bot(state.observation(s), state.legal_actions(s), rng) for s in state.to_act()}
+        for s, a in answers.items():
+            seq += 1
+            rows.append((match.pk, seq, step, s, a, False, "", 1.0))
+        state.apply(answers)
+    write_rows(rows)
+    tables.finish(match.pk, state.result())
+    if finished_at:
+        Match.objects.filter(pk=match.pk).update(finished_at=finished_at)
+    return Match.objects.get(pk=match.pk)
+
+
+def test_lobby_lists_games_and_offers_a_table(client):
+    page = client.get("/").content.decode()
+    assert "Liar&#x27;s Dice" in page or "Liar's Dice" in page
+    assert "/tables/new/liars_dice/" in page
+    assert "5533" in page
+
+
+def test_guest_creates_a_table_and_another_guest_joins_it(client, django_user_model):
+    resp = client.post("/tables/new/liars_dice/", {"nickname": "ann", "players": "3", "dice": "4", "games": "2",
+                                                   "seat0": "me", "seat1": "open_human", "seat2": "builtin:random"})
+    assert resp.status_code == 302
+    match = Match.objects.get()
+    assert match.config == {"players": 3, "dice": 4, "games": 2} and match.status == "open"
+    seats = list(match.seats.order_by("index"))
+    assert [s.display_name for s in seats] == ["ann", "", "Random bot"]
+    from django.test import Client
+
+    other = Client()
+    page = other.get(f"/matches/{match.pk}/").content.decode()
+    assert "Take this seat" in page
+    other.post(f"/matches/{match.pk}/join/1/", {"nickname": "ben"})
+    assert Seat.objects.get(match=match, index=1).display_name == "ben"
+    # Nobody can take a seat twice or a taken seat.
+    assert tables.join_seat(match.pk, 1, tables.Sitter("cid", session_key="zzz")) == "That seat is taken."
+
+
+def test_create_table_rejects_bad_configuration(client):
+    resp = client.post("/tables/new/liars_dice/", {"nickname": "ann", "players": "9", "dice": "6", "games": "1",
+                                                   "seat0": "me", "seat1": "open_bot"})
+    assert resp.status_code == 200
+    assert "players must be a whole number from 2 to 6" in resp.content.decode()
+    assert not Match.objects.exists()
+
+
+def test_history_filters_and_pages(client):
+    now = timezone.now()
+    for i in range(30):
+        finished_match(["alpha", f"bot{i}"], seed=i, finished_at=now - datetime.timedelta(days=i))
+    page1 = client.get("/history/").content.decode()
+    assert "Page 1 of 2 (30 matches)" in page1
+    assert client.get("/history/?player=bot29").content.decode().count("/matches/") >= 1
+    api = client.get("/api/matches/", {"player": "BOT1"}).json()  # any case, part of a name
+    assert api["count"] == 11  # bot1, bot10..bot19
+    day = (now - datetime.timedelta(days=3)).date().isoformat()
+    api = client.get("/api/matches/", {"date_from": day, "date_to": day}).json()
+    assert api["count"] == 1 and api["results"][0]["seats"][1]["name"] == "bot3"
+    assert client.get("/api/matches/", {"page": 2}).json()["results"][-1]["seats"][1]["name"] == "bot29"
+    assert client.get("/api/matches/", {"game": "nonexistent"}).json()["count"] == 0
+    assert client.get("/api/matches/", {"date_from": "garbage"}).json()["count"] == 30
+
+
+def test_match_detail_replays_to_the_recorded_result(client):
+    match = finished_match(["p1", "p2", "p3"], seed=11, config={"players": 3, "dice": 3, "games": 2})
+    detail = client.get(f"/api/matches/{match.pk}/").json()
+    assert detail["status"] == "finished" and detail["seed"] == 11
+    assert detail["events"][0]["seq"] == 1 and len(detail["events"]) == match.events.count()
+    replay = client.get(f"/api/matches/{match.pk}/replay/", {"count": 500}).json()
+    frames = replay["frames"]
+    assert replay["complete"] and replay["total"] == len(frames)
+    assert frames[-1]["view"]["wins"] == detail["result"]["scores"]
+    assert all("hands" in f["view"] for f in frames)
+    later = client.get(f"/api/matches/{match.pk}/replay/", {"start": 5, "count": 2}).json()["frames"]
+    assert [f["step"] for f in later] == [frames[5]["step"], frames[6]["step"]]
+
+
+def test_running_match_keeps_seed_and_events_private(client):
+    match = tables.create_table("liars_dice", {"players": 2, "dice": 2, "games": 1}, ["open_bot", "open_bot"], None)
+    Match.objects.filter(pk=match.pk).update(status=Match.Status.RUNNING)
+    detail = client.get(f"/api/matches/{match.pk}/").json()
+    assert "seed" not in detail and detail["events"] is None
+    assert client.get(f"/api/matches/{match.pk}/replay/").status_code == 409
+
+
+def test_hostile_names_are_escaped_everywhere(client):
+    match = finished_match([EVIL, "plain"])
+    for url in ("/", "/history/", f"/matches/{match.pk}/", "/history/?player=plain"):
+        page = client.get(url).content.decode()
+        assert "<script>alert" not in page and "<img src=x" not in page, url
+    assert client.get(f"/api/matches/{match.pk}/").json()["seats"][0]["name"] == tables.clean_name(EVIL)
+
+
+def test_names_are_cleaned_of_control_characters_and_bounded():
+    assert tables.clean_name("  a\x00b\nc\x1b[31m  ") == "abc[31m"
+    assert len(tables.clean_name("x" * 500)) == tables.MAX_NAME
