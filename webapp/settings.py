@@ -146,6 +146,9 @@ ARENA = {
     "ROUND_PAUSE": env_float("ARENA_ROUND_PAUSE", 2.5),
     # Built-in bots wait this long before answering when a person is seated (seconds).
     "BUILTIN_DELAY": env_float("ARENA_BUILTIN_DELAY", 0.8),
+    # May HTTP bots live on loopback or private addresses?  Yes for local use; switch it off
+    # ("0") on a public deployment so bot URLs cannot reach the server's own network.
+    "BOT_URLS_ALLOW_PRIVATE": os.environ.get("ARENA_BOT_URLS_ALLOW_PRIVATE", "1") == "1",
     # Bounds for untrusted input.
     "MAX_LINE_BYTES": env_int("ARENA_MAX_LINE_BYTES", 64 * 1024),
     "MAX_CONNECTIONS": env_int("ARENA_MAX_CONNECTIONS", 5000),
