@@ -51,6 +51,8 @@ class Seat(models.Model):
     index = models.PositiveSmallIntegerField()
     kind = models.CharField(max_length=10, choices=Kind.choices)
     builtin_bot = models.CharField(max_length=32, blank=True)
+    #: A bot the server calls over HTTP (seated from the create-table form).
+    registered_bot = models.ForeignKey("RegisteredBot", null=True, blank=True, on_delete=models.SET_NULL)
     occupied = models.BooleanField(default=False)
     display_name = models.CharField(max_length=64, blank=True)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
@@ -89,3 +91,32 @@ class Event(models.Model):
 
     def __str__(self):
         return f"match {self.match_id} #{self.seq} seat {self.seat}: {self.action}"
+
+
+class RegisteredBot(models.Model):
+    """A bot service the server calls over HTTP (Jass), registered by a logged-in user.
+
+    ``base_url`` is checked by :func:`games.arena.http_bots.check_url`; ``path_style`` picks
+    the endpoint names the game's codec appends to it.  ``last_check`` keeps what the bot
+    answered to the last "test the connection".
+    """
+
+    class PathStyle(models.TextChoices):
+        SEED = "seed", "seed style: /select_trump, /play_card, /game_info"
+        KIT = "kit", "kit style: /action_trump, /action_play_card, /game_info"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, related_name="bots", on_delete=models.CASCADE)
+    game = models.CharField(max_length=32, db_index=True)
+    name = models.CharField(max_length=40)
+    base_url = models.CharField(max_length=300)
+    path_style = models.CharField(max_length=8, choices=PathStyle.choices, default=PathStyle.KIT)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_check = models.JSONField(null=True, blank=True)
+    last_checked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["game", "name"]
+        constraints = [models.UniqueConstraint(fields=["game", "name"], name="unique_bot_name_per_game")]
+
+    def __str__(self):
+        return f"{self.name} ({self.game}, {self.base_url})"

@@ -36,6 +36,9 @@ class GameSpec:
     - ``human_timeout_answer(state, seat, seconds)``: the :class:`Answer` when they stay silent;
     - ``human_action_ok(state, seat, action)``: whether a person's action is accepted;
     - ``auto_config()``: the automatic table's configuration (from settings);
+    - ``http_bot_endpoint(registered_bot)``: the seat endpoint for a bot the server calls over
+      HTTP, and ``http_bot_probe(base_url, path_style)``: "test the connection" (games whose
+      bots are HTTP services only);
     - ``start_listener(arena)``: starts the bot listener, returns an object with ``close()``;
     - ``seat_label(config, index)``: how the table names a seat (e.g. "North").
     """
@@ -52,6 +55,8 @@ class GameSpec:
     human_timeout_answer: Callable[[State, int, float], Answer]
     human_action_ok: Callable[[State, int, Action], bool]
     auto_config: Callable[[], dict] = dict
+    http_bot_endpoint: Callable[[Any], Any] | None = None
+    http_bot_probe: Callable[[str, str], Awaitable[dict]] | None = None
     start_listener: Callable[[Any], Awaitable[Any]] | None = None
     protocol_note: str = ""
     seat_label: Callable[[Mapping, int], str] = field(default=lambda config, index: f"Seat {index + 1}")

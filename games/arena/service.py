@@ -13,7 +13,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from games.arena import registry, tables
+from games.arena import http_bots, registry, tables
 from games.arena.eventlog import EventWriter
 from games.arena.models import Match, Seat
 from games.arena.runner import MatchRunner, table_group
@@ -73,6 +73,7 @@ class Arena:
         for task in self._background:
             task.cancel()
         await self.writer.close()
+        await http_bots.close_client()
         log.info("arena stopped; %d running match(es) marked aborted", len(tasks))
 
     # --- seating ----------------------------------------------------------------------------
@@ -112,13 +113,14 @@ class Arena:
         """Start the match at ``match_id`` if every seat is taken and its bots are here."""
         if match_id in self.tasks:
             return
-        match = await sync_to_async(lambda: Match.objects.prefetch_related("seats").filter(pk=match_id).first())()
+        match = await sync_to_async(
+            lambda: Match.objects.prefetch_related("seats__registered_bot").filter(pk=match_id).first())()
         if match is None or match.status != "open":
             return
         seats = list(match.seats.all())
         if any(not s.occupied for s in seats):
             return
-        if any(s.kind == Seat.Kind.PROTOCOL and s.pk not in self.waiting for s in seats):
+        if any(s.kind == Seat.Kind.PROTOCOL and not s.registered_bot_id and s.pk not in self.waiting for s in seats):
             return  # a bot seat taken through another arena process; not ours to start
         match = await sync_to_async(tables.try_start)(match_id)
         if match is None:
@@ -128,7 +130,9 @@ class Arena:
         delay = settings.ARENA["BUILTIN_DELAY"] if humans_present else 0.0
         endpoints: list[SeatEndpoint] = []
         for s in sorted(seats, key=lambda s: s.index):
-            if s.kind == Seat.Kind.PROTOCOL:
+            if s.kind == Seat.Kind.PROTOCOL and s.registered_bot_id:
+                endpoints.append(spec.http_bot_endpoint(s.registered_bot))
+            elif s.kind == Seat.Kind.PROTOCOL:
                 endpoints.append(self.waiting.pop(s.pk))
             elif s.kind == Seat.Kind.HUMAN:
                 endpoints.append(HumanSeat(s.display_name, spec))

@@ -13,11 +13,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from games.arena import registry
-from games.arena.models import Match, Seat
+from games.arena.models import Match, RegisteredBot, Seat
 
 #: Seat choices on the create-table form.
 ME, OPEN_HUMAN, OPEN_BOT = "me", "open_human", "open_bot"
 BUILTIN_PREFIX = "builtin:"
+REGISTERED_PREFIX = "registered:"
 
 MAX_NAME = 40
 
@@ -45,7 +46,8 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
                  *, auto: bool = False, omniscient: bool = False) -> Match:
     """Create an open table.
 
-    ``seat_choices[i]`` is ``"me"``, ``"open_human"``, ``"open_bot"`` or ``"builtin:<name>"``;
+    ``seat_choices[i]`` is ``"me"``, ``"open_human"``, ``"open_bot"``, ``"builtin:<name>"`` or
+    ``"registered:<id>"`` (a bot the server calls over HTTP, for games that have them);
     their number must match the game's seat count for ``config``.  Raises ``ValueError`` with
     a message for the form on a bad configuration or seat list.
     """
@@ -70,6 +72,12 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
             name = choice[len(BUILTIN_PREFIX):]
             seats.append(Seat(index=index, kind=Seat.Kind.BUILTIN, builtin_bot=name, occupied=True,
                               display_name=spec.builtin_bots[name][0]))
+        elif choice.startswith(REGISTERED_PREFIX) and spec.http_bot_endpoint is not None:
+            bot = RegisteredBot.objects.filter(game=game, pk=choice[len(REGISTERED_PREFIX):].strip() or 0).first()
+            if bot is None:
+                raise ValueError("That registered bot does not exist (any more).")
+            seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL, registered_bot=bot, occupied=True,
+                              display_name=bot.name))
         else:
             raise ValueError(f"Unknown seat choice {choice!r}")
     with transaction.atomic():
@@ -118,7 +126,7 @@ def seat_of(match_id: int, sitter: Sitter | None) -> Seat | None:
 def claim_bot_seat(game: str, name: str) -> Seat | None:
     """Take the oldest open bot seat at an open table of ``game`` (automatic tables last)."""
     candidates = (Seat.objects.filter(match__game=game, match__status=Match.Status.OPEN,
-                                      kind=Seat.Kind.PROTOCOL, occupied=False)
+                                      kind=Seat.Kind.PROTOCOL, occupied=False, registered_bot__isnull=True)
                   .order_by("match__auto", "match__created_at", "match_id", "index")
                   .values_list("pk", flat=True)[:20])
     for pk in candidates:
