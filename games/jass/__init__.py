@@ -1,0 +1,1 @@
+"""Jass (Schieber): rules engine and the HSLU HTTP JSON codec (specs/jass-http.*)."""
