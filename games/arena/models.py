@@ -22,6 +22,8 @@ class Match(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True)
     #: Created by the arena for bots that found no open seat (the reference simulator's table).
     auto = models.BooleanField(default=False)
+    #: Made from an uploaded log file rather than played here.
+    imported = models.BooleanField(default=False)
     #: Spectators may see every hand while no person is seated.
     omniscient = models.BooleanField(default=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

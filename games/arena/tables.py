@@ -66,7 +66,7 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
                               user_id=sitter.user_id, session_key=sitter.session_key))
         elif choice == OPEN_HUMAN:
             seats.append(Seat(index=index, kind=Seat.Kind.HUMAN))
-        elif choice == OPEN_BOT:
+        elif choice == OPEN_BOT and spec.start_listener is not None:
             seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL))
         elif choice.startswith(BUILTIN_PREFIX) and choice[len(BUILTIN_PREFIX):] in spec.builtin_bots:
             name = choice[len(BUILTIN_PREFIX):]

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from games.arena import api, views
+from games.arena import api, bot_views, exchange, views
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
@@ -9,11 +9,16 @@ urlpatterns = [
     path("matches/<int:match_id>/", views.match_page, name="match"),
     path("matches/<int:match_id>/join/<int:index>/", views.join, name="join"),
     path("matches/<int:match_id>/leave/", views.leave, name="leave"),
+    path("matches/<int:match_id>/export/<slug:fmt>/", exchange.export, name="export"),
+    path("import/<slug:game>/", exchange.import_log, name="import_log"),
     path("history/", views.history, name="history"),
     path("nickname/", views.nickname, name="nickname"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", views.signup, name="signup"),
+    path("bots/", bot_views.bot_list, name="bots"),
+    path("bots/<int:bot_id>/test/", bot_views.bot_test, name="bot_test"),
+    path("bots/<int:bot_id>/delete/", bot_views.bot_delete, name="bot_delete"),
     path("api/matches/", api.match_list, name="api_matches"),
     path("api/matches/<int:match_id>/", api.match_detail, name="api_match"),
     path("api/matches/<int:match_id>/replay/", api.match_replay, name="api_replay"),

@@ -17,7 +17,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from games.arena import registry, tables
-from games.arena.models import Match, Seat
+from games.arena.models import Match, RegisteredBot, Seat
 from games.arena.queries import PAGE_SIZE, finished_matches
 from games.arena.runner import table_group
 from games.arena.service import CONTROL_GROUP
@@ -79,10 +79,16 @@ def create_table(request, game: str):
         raise Http404("no such game")
     max_config = {f.key: f.maximum for f in spec.config_fields}
     max_seats = spec.num_seats(spec.normalize_config(max_config))
-    seat_options = [(tables.ME, "Me"), (tables.OPEN_HUMAN, "Open for a person"), (tables.OPEN_BOT, "Open for any bot")]
+    seat_options = [(tables.ME, "Me"), (tables.OPEN_HUMAN, "Open for a person")]
+    if spec.start_listener is not None:  # bots that connect to us; HTTP bots are registered instead
+        seat_options.append((tables.OPEN_BOT, "Open for any bot"))
     seat_options += [(tables.BUILTIN_PREFIX + name, f"Built-in: {label}") for name, (label, _) in spec.builtin_bots.items()]
+    if spec.http_bot_endpoint is not None:
+        seat_options += [(f"{tables.REGISTERED_PREFIX}{bot.pk}", f"Registered bot: {bot.name} ({bot.owner.get_username()})")
+                         for bot in RegisteredBot.objects.filter(game=game).select_related("owner")]
     values = {f.key: f.default for f in spec.config_fields}
-    choices = [tables.ME] + [tables.OPEN_BOT] * (max_seats - 1)
+    default_other = tables.OPEN_BOT if spec.start_listener else tables.BUILTIN_PREFIX + next(iter(spec.builtin_bots))
+    choices = [tables.ME] + [default_other] * (max_seats - 1)
     error = None
     if request.method == "POST":
         _take_nickname(request)
@@ -91,7 +97,7 @@ def create_table(request, game: str):
                 values[f.key] = int(request.POST.get(f.key, f.default))
             except ValueError:
                 error = f"{f.label} must be a whole number."
-        choices = [request.POST.get(f"seat{i}", tables.OPEN_BOT) for i in range(max_seats)]
+        choices = [request.POST.get(f"seat{i}", default_other) for i in range(max_seats)]
         if error is None:
             try:
                 config = spec.normalize_config(values)

@@ -246,10 +246,11 @@ def read_game_log(data: Mapping) -> dict:
     declarer = forehand_player if forehand == 1 else PARTNER[forehand_player]
 
     raw_tricks = data.get("tricks")
+    if isinstance(raw_tricks, list) and raw_tricks and isinstance(raw_tricks[-1], Mapping) \
+            and not raw_tricks[-1].get("cards"):
+        raw_tricks = raw_tricks[:-1]  # the kit writes the next trick's leader as an empty trick
     if not isinstance(raw_tricks, list) or len(raw_tricks) > TRICKS_PER_DEAL:
         raise ProtocolError(f'"tricks" must be a list of at most 9 tricks, got {_preview(raw_tricks)}')
-    if raw_tricks and isinstance(raw_tricks[-1], Mapping) and not raw_tricks[-1].get("cards"):
-        raw_tricks = raw_tricks[:-1]  # the kit writes the next trick's leader as an empty trick
     tricks = []
     played = [0, 0, 0, 0]
     seen = 0

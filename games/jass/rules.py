@@ -207,7 +207,9 @@ def normalize_config(config: Mapping | None) -> dict:
 
     Keys: ``points_to_win`` (1-100000, default 1000), ``match_bonus`` (bool or 0/1, default
     on: 100 extra points for taking all nine tricks), ``max_deals`` (0-1000, default 0 = no
-    limit).  Unknown keys are ignored.  Raises ``ValueError`` naming the bad key.
+    limit), and optionally ``deals``: preset deals played before any shuffled one, each
+    ``{"dealer": 0-3, "hands": [[9 card names] x 4]}`` (imported logs replay through this).
+    Unknown keys are ignored.  Raises ``ValueError`` naming the bad key.
     """
     merged = dict(DEFAULT_CONFIG)
     merged.update(config or {})
@@ -221,6 +223,25 @@ def normalize_config(config: Mapping | None) -> dict:
     if bonus not in (True, False, 0, 1) or isinstance(bonus, float):
         raise ValueError(f"match_bonus must be true/false (or 1/0), got {bonus!r}")
     out["match_bonus"] = bool(bonus)
+    if merged.get("deals"):
+        out["deals"] = _normalize_deals(merged["deals"])
+    return out
+
+
+def _normalize_deals(deals) -> list[dict]:
+    if not isinstance(deals, list) or len(deals) > MAX_DEALS:
+        raise ValueError(f"deals must be a list of at most {MAX_DEALS} deals")
+    out = []
+    for i, deal in enumerate(deals):
+        if not isinstance(deal, Mapping) or type(deal.get("dealer")) is not int or not 0 <= deal["dealer"] <= 3:
+            raise ValueError(f"deal {i + 1}: needs a dealer 0-3")
+        hands = deal.get("hands")
+        if not isinstance(hands, list) or len(hands) != 4 or any(not isinstance(h, list) or len(h) != 9 for h in hands):
+            raise ValueError(f"deal {i + 1}: needs four hands of nine cards")
+        masks = [names_to_mask(h) for h in hands]
+        if masks[0] | masks[1] | masks[2] | masks[3] != ALL_CARDS:
+            raise ValueError(f"deal {i + 1}: the hands must hold each of the 36 cards once")
+        out.append({"dealer": deal["dealer"], "hands": [mask_to_names(m) for m in masks]})
     return out
 
 
@@ -243,7 +264,7 @@ class JassState(State):
         "forehand_player", "phase", "pushed", "trump", "declarer", "hands", "dealt", "player",
         "trick", "trick_first", "best_card", "best_power", "best_seat", "trick_pts", "power",
         "points_table", "tricks", "deal_points", "match_points", "tricks_won", "winner_team",
-        "records", "last_deal",
+        "records", "last_deal", "preset",
     )
 
     def __init__(self, config: Mapping | None, seed: int, hands: list[int] | None = None,
@@ -258,12 +279,16 @@ class JassState(State):
         self.winner_team: int | None = None
         self.records: list[dict] = []
         self.last_deal: dict | None = None
+        self.preset = cfg.get("deals", [])
         if dealer is None:
-            dealer = self.rng.randrange(4)
+            dealer = self.preset[0]["dealer"] if self.preset else self.rng.randrange(4)
         self._start_deal(dealer, hands)
 
     # --- chance -----------------------------------------------------------------------------
     def _start_deal(self, dealer: int, hands: list[int] | None = None) -> None:
+        if hands is None and self.deal_number < len(self.preset):
+            preset = self.preset[self.deal_number]
+            dealer, hands = preset["dealer"], [names_to_mask(h) for h in preset["hands"]]
         if hands is None:
             deck = list(range(36))
             self.rng.shuffle(deck)
