@@ -39,6 +39,9 @@ class GameSpec:
     - ``http_bot_endpoint(registered_bot)``: the seat endpoint for a bot the server calls over
       HTTP, and ``http_bot_probe(base_url, path_style)``: "test the connection" (games whose
       bots are HTTP services only);
+    - ``exports``: format -> (label, ``export(match, state, names, params) -> (filename,
+      content type, text)``) for finished matches; ``import_match(text)`` reads a log file
+      into ``{"config", "steps": [(seat, action)], "names", "date"}`` (raises ``ValueError``);
     - ``start_listener(arena)``: starts the bot listener, returns an object with ``close()``;
     - ``seat_label(config, index)``: how the table names a seat (e.g. "North").
     """
@@ -57,6 +60,8 @@ class GameSpec:
     auto_config: Callable[[], dict] = dict
     http_bot_endpoint: Callable[[Any], Any] | None = None
     http_bot_probe: Callable[[str, str], Awaitable[dict]] | None = None
+    exports: Mapping[str, tuple[str, Callable[..., tuple[str, str, str]]]] = field(default_factory=dict)
+    import_match: Callable[[str], dict] | None = None
     start_listener: Callable[[Any], Awaitable[Any]] | None = None
     protocol_note: str = ""
     seat_label: Callable[[Mapping, int], str] = field(default=lambda config, index: f"Seat {index + 1}")
@@ -85,4 +90,5 @@ def all_games() -> list[GameSpec]:
 
 def _load() -> None:
     if not GAMES:
-        import games.liars_dice.game  # noqa: F401  (registers itself)
+        import games.liars_dice.game  # noqa: F401  (each registers itself, in lobby order)
+        import games.jass.game  # noqa: F401

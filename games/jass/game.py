@@ -1,0 +1,67 @@
+"""Jass (Schieber) as the arena sees it: the :class:`GameSpec` that plugs it in."""
+from __future__ import annotations
+
+import random
+
+from django.conf import settings
+
+from games.arena.registry import ConfigField, GameSpec, register
+from games.arena.seats import Answer
+from games.jass import logs, rules, transport
+from games.jass.bots import BUILTIN_BOTS
+
+
+def human_prompt(state: rules.JassState, seat: int) -> tuple[str, float]:
+    """A person declares trump (or pushes) or plays a card within the human deadline."""
+    return ("trump" if state.trump < 0 else "card"), settings.ARENA["HUMAN_DEADLINE"]
+
+
+def human_timeout_answer(state: rules.JassState, seat: int, seconds: float) -> Answer:
+    """Silence gets what a silent bot gets: a random valid move, recorded as forced."""
+    return Answer(random.choice(state.legal_actions(seat)), True, f"no move within {seconds:g} s: random valid move")
+
+
+def _export_log(match, state, names, params) -> tuple[str, str, str]:
+    deal = params.get("deal")
+    deal = int(deal) if deal and deal.isdigit() else None
+    suffix = f"-game{deal}" if deal else ""
+    return f"jass-match{match.pk}{suffix}.json", "application/json", logs.export_log(state, deal)
+
+
+def _export_jsonl(match, state, names, params) -> tuple[str, str, str]:
+    when = match.finished_at or match.created_at
+    return f"jass-match{match.pk}.jsonl", "application/x-ndjson", logs.export_jsonl(state, when, names)
+
+
+def normalize_form_config(config) -> dict:
+    """The form sends 0/1 for the Match bonus; the rules take a bool."""
+    config = dict(config or {})
+    if "match_bonus" in config and config["match_bonus"] in (0, 1):
+        config["match_bonus"] = bool(config["match_bonus"])
+    return rules.normalize_config(config)
+
+
+SPEC = register(GameSpec(
+    slug="jass",
+    title="Jass (Schieber)",
+    new_state=rules.new_state,
+    normalize_config=normalize_form_config,
+    num_seats=lambda config: 4,
+    config_fields=(
+        ConfigField("points_to_win", "Points to win", 100, 5000, 1000),
+        ConfigField("match_bonus", "Match bonus: 257 for all nine tricks (1 on, 0 off)", 0, 1, 1),
+        ConfigField("max_deals", "Stop after this many games (0: no limit)", 0, 100, 0),
+    ),
+    builtin_bots=BUILTIN_BOTS,
+    human_auto_answer=lambda state, seat: None,
+    human_prompt=human_prompt,
+    human_timeout_answer=human_timeout_answer,
+    human_action_ok=lambda state, seat, action: state.is_legal(seat, action),
+    http_bot_endpoint=transport.endpoint_for,
+    http_bot_probe=transport.probe,
+    seat_label=lambda config, index: rules.SEAT_NAMES[index],
+    exports={"log": ("seed log format (JSON, all four hands)", _export_log),
+             "jsonl": ("kit JSON lines", _export_jsonl)},
+    import_match=logs.import_match,
+    protocol_note="The server calls registered bot services over HTTP (JSON V0.2).",
+))

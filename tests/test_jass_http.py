@@ -1,0 +1,127 @@
+"""Jass bots over HTTP against real local bot services, in both path styles: the requests
+they get, the random valid move on every kind of failure, and no stalling of other matches."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import channel_layers
+from django.conf import settings
+from django.contrib.auth.models import User
+
+from games.arena import http_bots, tables
+from games.arena.models import Event, Match, RegisteredBot
+from games.arena.service import Arena
+from tests.jass_bot_service import BotService
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+ONE_GAME = {"points_to_win": 1000, "match_bonus": 1, "max_deals": 1}
+
+
+@pytest.fixture(autouse=True)
+def fresh_layer(monkeypatch):
+    channel_layers.backends = {}
+    http_bots._clients.clear()
+    monkeypatch.setitem(settings.ARENA, "JASS_BOT_DEADLINE", 0.5)
+    monkeypatch.setitem(settings.ARENA, "ROUND_PAUSE", 0.0)
+    yield
+
+
+@pytest.fixture
+def service():
+    svc = BotService(slow_s=1.0)
+    yield svc
+    svc.close()
+
+
+def register(name: str, url: str, style: str) -> RegisteredBot:
+    owner, _ = User.objects.get_or_create(username="author")
+    return RegisteredBot.objects.create(owner=owner, game="jass", name=name, base_url=url, path_style=style)
+
+
+async def play(seats: list[str], config=ONE_GAME, timeout: float = 60) -> Match:
+    arena = Arena(listen=False)
+    await arena.start()
+    try:
+        match = await sync_to_async(tables.create_table)("jass", config, seats, None)
+        await arena.maybe_start(match.pk)
+        await asyncio.wait_for(arena.tasks[match.pk], timeout)
+    finally:
+        await arena.stop()
+    return await sync_to_async(Match.objects.get)(pk=match.pk)
+
+
+async def test_kit_style_bots_get_their_own_hand_and_game_info(service):
+    good = await sync_to_async(register)("good", service.url("good"), "kit")
+    match = await play([f"registered:{good.pk}", "builtin:rules", f"registered:{good.pk}", "builtin:random"])
+    assert match.status == "finished"
+    paths = [p for p, _ in service.calls]
+    assert {"/good/action_trump", "/good/action_play_card", "/good/game_info"} >= set(paths)
+    assert "/good/action_play_card" in paths and paths.count("/good/game_info") == 2  # one per bot
+    for path, body in service.calls:
+        assert body["version"] == "V0.2"
+        if path.endswith("game_info"):
+            assert body["currentPlayer"] == -1 and len(body["tricks"]) == 9
+            continue
+        view = body["playerView"]
+        assert view in (0, 2) and body["currentPlayer"] == view
+        assert [len(p["hand"]) > 0 for p in body["player"]] == [i == view for i in range(4)]
+    forced = await sync_to_async(lambda: list(Event.objects.filter(match=match, forced=True)))()
+    assert forced == []
+
+
+async def test_seed_style_paths(service):
+    bot = await sync_to_async(register)("seedbot", service.url(), "seed")
+    match = await play([f"registered:{bot.pk}", "builtin:random", "builtin:random", "builtin:random"])
+    assert match.status == "finished"
+    assert {p for p, _ in service.calls} >= {"/play_card", "/game_info"}
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("slow", "no answer within 0.5 s"),
+    ("garbage", "not JSON"),
+    ("error", "HTTP status 500"),
+    ("wrongkey", 'no "card" key'),
+    ("illegal", "you do not hold"),
+])
+async def test_broken_bots_get_random_valid_moves_recorded_as_forced(service, name, reason):
+    bot = await sync_to_async(register)(name, service.url(name), "kit")
+    match = await play([f"registered:{bot.pk}", "builtin:random", "builtin:random", "builtin:random"])
+    assert match.status == "finished"
+    events = await sync_to_async(lambda: list(Event.objects.filter(match=match, seat=0)))()
+    plays = [e for e in events if isinstance(e.action, str) and e.action != "push"]
+    assert len(plays) == 9
+    assert all(e.forced and reason in e.reason for e in plays), [e.reason for e in plays][:3]
+
+
+async def test_a_slow_bot_does_not_stall_another_match(service):
+    slow = await sync_to_async(register)("slow", service.url("slow"), "kit")
+    arena = Arena(listen=False)
+    await arena.start()
+    try:
+        slow_match = await sync_to_async(tables.create_table)(
+            "jass", ONE_GAME, [f"registered:{slow.pk}"] + ["builtin:random"] * 3, None)
+        fast_match = await sync_to_async(tables.create_table)("jass", ONE_GAME, ["builtin:random"] * 4, None)
+        await arena.maybe_start(slow_match.pk)
+        await arena.maybe_start(fast_match.pk)
+        started = time.monotonic()
+        await asyncio.wait_for(arena.tasks[fast_match.pk], 10)
+        assert time.monotonic() - started < 1.0
+        assert not arena.tasks[slow_match.pk].done()
+    finally:
+        await arena.stop()
+
+
+async def test_probe_shows_what_the_bot_answered(service):
+    from games.jass.transport import probe
+
+    ok = await probe(service.url("good"), "kit")
+    assert ok["ok"] and ok["status"] == 200 and ok["url"].endswith("/good/action_trump")
+    assert ok["verdict"].startswith("OK")
+    bad = await probe(service.url("garbage"), "kit")
+    assert not bad["ok"] and "not JSON" in bad["verdict"] and "oops" in bad["answer"]
+    down = await probe("http://127.0.0.1:9", "seed")
+    assert not down["ok"] and "ConnectError" in down["verdict"]

@@ -1,0 +1,110 @@
+"""Jass log files as users move them around: export a finished match in the seed's log
+format and as kit JSON lines, import either (or a kit file) and get the same replay."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from games.arena import tables
+from games.arena.eventlog import write_rows
+from games.arena.models import Match
+from games.jass import bots, protocol
+from games.jass.logs import import_match
+from games.jass.rules import new_state
+
+pytestmark = pytest.mark.django_db
+
+import random  # noqa: E402
+
+
+def played_match(config=None, seed=5) -> Match:
+    """A finished Jass match between built-in bots, stored as the arena stores one."""
+    config = config or {"points_to_win": 1000, "match_bonus": True, "max_deals": 3}
+    match = tables.create_table("jass", config, ["builtin:rules", "builtin:random", "builtin:rules", "builtin:random"], None)
+    Match.objects.filter(pk=match.pk).update(seed=seed, status=Match.Status.RUNNING)
+    state, rng, rows, seq = new_state(match.config, seed), random.Random(seed), [], 0
+    while not state.is_terminal():
+        seat = state.to_act()[0]
+        policy = bots.rule_bot if seat % 2 == 0 else bots.random_bot
+        action = policy(state.observation(seat), state.legal_actions(seat), rng)
+        seq += 1
+        rows.append((match.pk, seq, seq, seat, action, False, "", 0.1))
+        state.apply({seat: action})
+    write_rows(rows)
+    tables.finish(match.pk, state.result())
+    return Match.objects.get(pk=match.pk)
+
+
+def replay_end(client, match_id):
+    frames = client.get(f"/api/matches/{match_id}/replay/", {"start": 0, "count": 500}).json()["frames"]
+    return frames[-1]["view"]
+
+
+def test_export_seed_format_has_every_hand_and_reimports_to_the_same_replay(client):
+    match = played_match()
+    one = client.get(f"/matches/{match.pk}/export/log/", {"deal": 2})
+    assert one["Content-Disposition"].endswith('game2.json"')
+    game = json.loads(one.content)
+    assert game["version"] == "V0.2" and len(game["tricks"]) == 9
+    assert all(len(p["hand"]) == 9 for p in game["player"])  # all four hands filled
+    everything = json.loads(client.get(f"/matches/{match.pk}/export/log/").content)
+    assert len(everything) == 3 and everything[1] == game
+    resp = client.post("/import/jass/", {"log": SimpleUploadedFile("m.json", json.dumps(everything).encode())})
+    assert resp.status_code == 302
+    imported = Match.objects.get(imported=True)
+    original, again = replay_end(client, match.pk), replay_end(client, imported.pk)
+    assert again["match_points"] == original["match_points"]
+    assert again["last_deal"] == original["last_deal"]
+
+
+def test_kit_json_lines_round_trip_keeps_names_and_date(client):
+    match = played_match()
+    text = client.get(f"/matches/{match.pk}/export/jsonl/").content.decode()
+    lines = text.strip().splitlines()
+    assert len(lines) == 3
+    entry = json.loads(lines[0])
+    assert set(entry) == {"game", "date", "player_ids"}
+    assert entry["player_ids"] == ["Rule-based bot", "Random bot", "Rule-based bot", "Random bot"]
+    resp = client.post("/import/jass/", {"log": SimpleUploadedFile("m.jsonl", text.encode())})
+    imported = Match.objects.get(pk=int(resp.url.strip("/").split("/")[-1]))
+    assert [s.display_name for s in imported.seats.order_by("index")] == entry["player_ids"]
+    assert imported.finished_at.strftime("%d.%m.%y %H:%M:%S") == entry["date"]
+    page = client.get(resp.url).content.decode()
+    assert "Jass" in page
+
+
+def test_kit_style_log_with_empty_hands_imports():
+    state = new_state({"max_deals": 1}, 3)
+    rng = random.Random(1)
+    while not state.is_terminal():
+        seat = state.to_act()[0]
+        state.apply({seat: bots.rule_bot(state.observation(seat), state.legal_actions(seat), rng)})
+    record = state.deal_records()[0]
+    game = protocol.game_log(record)
+    for player in game["player"]:
+        player["hand"] = []  # the kit writes a finished game with empty hands
+    game["tricks"].append({"first": game["tricks"][-1]["win"]})  # and the next leader
+    line = json.dumps({"game": game, "date": "01.02.23 10:11:12", "player_ids": [1, 2, 3, 4]})
+    parsed = import_match(line)
+    assert parsed["names"] == ["1", "2", "3", "4"]
+    assert len(parsed["steps"]) == 36 + (2 if record["forehand"] == 0 else 1)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty"),
+    ("not json", "line 1"),
+    ('{"game": {"dealer": 9}, "date": "01.01.23 00:00:00", "player_ids": [1,2,3,4]}', "dealer"),
+    ("[1, 2]", "game 1"),
+])
+def test_bad_logs_are_refused_with_a_reason(client, text, message):
+    resp = client.post("/import/jass/", {"log": SimpleUploadedFile("bad.json", text.encode())}, follow=True)
+    page = resp.content.decode()
+    assert "Could not read the log" in page and message in page
+    assert not Match.objects.filter(imported=True).exists()
+
+
+def test_unfinished_matches_cannot_be_exported(client):
+    match = tables.create_table("jass", {}, ["builtin:random"] * 4, None)
+    assert client.get(f"/matches/{match.pk}/export/log/").status_code == 404
