@@ -6,12 +6,29 @@ Player ids on the wire are 1-based match seats, with the recipient's own id repl
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from games.base import Action, ProtocolError
 from games.liars_dice.rules import BID, CHALLENGE, PASS
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def _no_constant(name: str):
+    # Python's json reads NaN and Infinity, which are not JSON (RFC 8259) and which the event
+    # log's JSON column refuses: a bot could otherwise get a whole batch of events dropped.
+    raise ProtocolError(f"not JSON: {name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 reads as inf
+        raise ProtocolError(f"not JSON: number {text[:30]} is out of range")
+    return value
+
+
+_loads = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float).decode
 
 
 def wire_id(seat: int | None, recipient: int) -> int:
@@ -60,11 +77,14 @@ def round_over(happening: dict, recipient: int) -> bytes:
 def parse_line(line: bytes) -> dict:
     """Decode one line from a bot into a JSON object.
 
-    Raises :class:`ProtocolError` for bytes that are not UTF-8 JSON or not an object.
+    Raises :class:`ProtocolError` for bytes that are not UTF-8 JSON (``NaN``, ``Infinity`` and
+    numbers beyond a double's range are not JSON) or not an object.
     """
     try:
-        msg = json.loads(line)
-    except (UnicodeDecodeError, ValueError) as exc:
+        msg = _loads(line.decode("utf-8"))
+    except ProtocolError:
+        raise
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # RecursionError: [[[[...
         preview = line[:60].decode("utf-8", "replace")
         raise ProtocolError(f"not JSON ({exc.__class__.__name__}): {preview!r}") from None
     if not isinstance(msg, dict):
@@ -76,15 +96,17 @@ def move_to_action(move: Any) -> Action:
     """Turn a ``move_response.move`` into a rules action (notes, "One move").
 
     ``"challenge"`` challenges; any other string is ``"pass"`` (no action when not on turn, a
-    lost round on turn); an array of exactly two numbers is a bid (integral floats count as
-    integers, as they do for the reference).  Raises :class:`ProtocolError` for anything else.
+    lost round on turn); an array of exactly two finite numbers is a bid (integral floats
+    count as integers, as they do for the reference; integers of any size stay integers).
+    Raises :class:`ProtocolError` for anything else.
     """
     if isinstance(move, str):
         return CHALLENGE if move == CHALLENGE else PASS
     if isinstance(move, list) and len(move) == 2 and all(
-        isinstance(x, (int, float)) and not isinstance(x, bool) for x in move
+        (isinstance(x, int) and not isinstance(x, bool)) or (isinstance(x, float) and math.isfinite(x)) for x in move
     ):
-        face, count = (int(x) if float(x).is_integer() else x for x in move)
+        # float(x) on a huge int raises OverflowError, so only floats are looked at here.
+        face, count = (int(x) if isinstance(x, float) and x.is_integer() else x for x in move)
         return [BID, face, count]
     raise ProtocolError('"move" must be "challenge", "pass" or [face, count]; got ' + _dumps(move)[:60])
 
