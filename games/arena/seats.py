@@ -38,6 +38,8 @@ class SeatEndpoint:
     display_name: str = ""
     #: "human", "protocol" or "builtin" (matches ``Seat.Kind``).
     kind: str = "builtin"
+    #: True once a connected bot has hung up.
+    gone: bool = False
 
     def ask(self, state: State, seat: int, version: int) -> "asyncio.Future[Answer]":
         """Send the request for ``seat`` now; the future resolves by the deadline at the latest."""

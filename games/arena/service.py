@@ -88,6 +88,9 @@ class Arena:
                 choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(config))
                 await sync_to_async(tables.create_table)(game, config, choices, None, auto=True, omniscient=True)
                 seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name)
+            if endpoint.gone:  # hung up while we looked for a seat
+                await sync_to_async(tables.free_bot_seat)(seat.pk)
+                return seat.pk
             self.waiting[seat.pk] = endpoint
         log.info("%s bot %s took seat %d of match %d", game, endpoint.display_name, seat.index, seat.match_id)
         await self._table_changed(seat.match_id)
@@ -120,8 +123,14 @@ class Arena:
         seats = list(match.seats.all())
         if any(not s.occupied for s in seats):
             return
-        if any(s.kind == Seat.Kind.PROTOCOL and not s.registered_bot_id and s.pk not in self.waiting for s in seats):
+        bot_seats = [s.pk for s in seats if s.kind == Seat.Kind.PROTOCOL and not s.registered_bot_id]
+        if any(pk not in self.waiting for pk in bot_seats):
             return  # a bot seat taken through another arena process; not ours to start
+        gone = [pk for pk in bot_seats if self.waiting[pk].gone]
+        if gone:  # their disconnects are still on the way: free the seats, start later
+            for pk in gone:
+                await self.bot_left(pk)
+            return
         match = await sync_to_async(tables.try_start)(match_id)
         if match is None:
             return

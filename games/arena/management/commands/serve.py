@@ -32,6 +32,9 @@ class Command(BaseCommand):
     def handle(self, *args, role, host, port, no_migrate, **options):
         if role == "web" and not settings.REDIS_URL:
             raise CommandError("--role web needs REDIS_URL: the in-memory channel layer cannot reach another process")
+        # A server started from a shell without job control inherits SIGINT as ignored, and
+        # then neither Twisted nor asyncio would stop cleanly on Ctrl-C (or a test's SIGINT).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         if not no_migrate:
             call_command("migrate", interactive=False, verbosity=0)
         if role == "arena":
