@@ -124,9 +124,16 @@ def match_page(request, match_id: int):
     sitter = sitter_for(request)
     my_seat = tables.seat_of(match.pk, sitter)
     seats = list(match.seats.all())
+    labels = [spec.seat_label(match.config, s.index) for s in seats]
     return render(request, "arena/match.html", {
         "match": match, "spec": spec, "seats": seats, "sitter": sitter, "my_seat": my_seat,
-        "seat_labels": [spec.seat_label(match.config, s.index) for s in seats],
+        "seat_labels": labels, "seat_rows": list(zip(seats, labels)),
+        "config_items": [(f.label, match.config[f.key]) for f in spec.config_fields if f.key in match.config],
+        "bot_port": settings.ARENA.get(f"{spec.slug.upper()}_PORT") if any(
+            s.kind == Seat.Kind.PROTOCOL and not s.occupied for s in seats) else None,
+        "spectators_see_all": match.omniscient and not any(s.kind == Seat.Kind.HUMAN for s in seats),
+        "exports": [(fmt, label) for fmt, (label, _) in getattr(spec, "exports", {}).items()]
+                   if match.status in (Match.Status.FINISHED, Match.Status.ABORTED) else [],
         "client": {"match": match.pk, "game": match.game, "status": match.status,
                    "my_seat": my_seat.index if my_seat else None,
                    "seats": [{"index": s.index, "name": s.display_name, "kind": s.kind,

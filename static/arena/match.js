@@ -15,6 +15,8 @@ const Arena = {
     this.deadline = null;
     this.request = null;
     this.lastMsg = null;
+    this.answered = null;  // {version, action}: sent, waiting for the next view
+    this.forced = {};      // "game/round" -> forced answers that ended that round
     this.retry = 500;
     if (data.status === 'finished' || data.status === 'aborted') {
       this.startReplay();
@@ -60,6 +62,10 @@ const Arena = {
       if (!this.replay) this.showView({view: msg.view, happenings: [], answers: null, final: true});
     } else if (msg.type === 'match.error') {
       this.flash(msg.message);
+      if (this.answered) {  // the move was refused: offer the controls again
+        this.answered = null;
+        this.rerender();
+      }
     } else if (msg.type === 'table.update') {
       if (this.data.status === 'running' && this.lastMsg && this.lastMsg.view && this.lastMsg.view.terminal) {
         setTimeout(() => location.reload(), 1500);
@@ -72,6 +78,8 @@ const Arena = {
   showView(msg) {
     this.lastMsg = msg;
     this.request = msg.request || null;
+    if (!this.request || !this.answered || this.answered.version !== this.request.version) this.answered = null;
+    this.remember(msg);
     if (this.request && msg.ts) {
       // Server clock to local clock: what was left when the server sent it.
       const left = this.request.deadline - msg.ts;
@@ -79,12 +87,28 @@ const Arena = {
     } else {
       this.deadline = null;
     }
-    const ctx = this.context(msg);
-    this.game().render(msg.view, ctx);
+    this.rerender();
     if (msg.view && msg.view.terminal && this.data.status === 'running') {
       this.flash('The match is over. Opening the replay…');
     }
     this.tick();
+  },
+
+  rerender() {
+    const msg = this.lastMsg;
+    if (!msg || this.replay) return;
+    this.game().render(msg.view, this.context(msg));
+    this.tick();
+  },
+
+  // Forced answers (timeouts, malformed replies) end a round; keep them with that round so
+  // the round's outcome can say why, for as long as it is shown.
+  remember(msg) {
+    const forced = (msg.answers || []).filter((a) => a.forced);
+    if (!forced.length) return;
+    for (const h of msg.happenings || []) {
+      if (h.game_number !== undefined && h.round_number !== undefined) this.forced[`${h.game_number}/${h.round_number}`] = forced;
+    }
   },
 
   context(msg) {
@@ -99,21 +123,30 @@ const Arena = {
       log: this.logEl,
       replay: !!this.replay,
       result: this.data.result,
+      answered: this.answered,
       act: (action) => {
-        if (!this.request) return;
+        if (!this.request || this.answered) return;
+        if (!this.ws || this.ws.readyState !== WebSocket.OPEN) {
+          this.flash('Not connected: your move was not sent. Reconnecting…');
+          return;
+        }
         this.send({type: 'act', version: this.request.version, action});
+        this.answered = {version: this.request.version, action};
+        this.rerender();
       },
+      forcedFor: (gameNumber, roundNumber) => this.forced[`${gameNumber}/${roundNumber}`] || [],
       name: (seat) => (this.data.seats[seat] && this.data.seats[seat].name) || `Seat ${seat + 1}`,
     };
   },
 
+  // Every element with class "countdown" shows the seconds left on the open request.
   tick() {
-    const el = document.getElementById('countdown');
-    if (!el) return;
-    if (this.deadline === null) { el.textContent = ''; return; }
-    const left = Math.max(0, (this.deadline - performance.now()) / 1000);
-    el.textContent = `${left.toFixed(0)} s`;
-    el.classList.toggle('urgent', left < 5);
+    const left = this.deadline === null ? null : Math.max(0, (this.deadline - performance.now()) / 1000);
+    document.querySelectorAll('.countdown').forEach((el) => {
+      if (left === null || this.answered) { el.textContent = ''; return; }
+      el.textContent = `${Math.ceil(left)} s`;
+      el.classList.toggle('urgent', left < 5);
+    });
   },
 
   flash(text) {
@@ -140,10 +173,15 @@ const Arena = {
       if (button) this.replayStep(button.dataset.step);
     });
     document.addEventListener('keydown', (e) => {
-      if (e.key === 'ArrowRight') this.replayStep('next');
-      if (e.key === 'ArrowLeft') this.replayStep('prev');
+      if (e.target.closest && e.target.closest('input, select, textarea')) return;
+      const what = {ArrowRight: 'next', ArrowLeft: 'prev', Home: 'first', End: 'last'}[e.key];
+      if (what) { e.preventDefault(); this.replayStep(what); }
     });
     await this.loadFrames(0);
+    if (!this.replay.frames.length) {
+      document.getElementById('replay-pos').textContent = 'Replay not available';
+      return;
+    }
     this.replayShow(this.replay.total ? this.replay.total - 1 : 0);
   },
 
@@ -152,7 +190,7 @@ const Arena = {
     const resp = await fetch(`/api/matches/${this.data.match}/replay/?start=${start}&count=500`);
     if (!resp.ok) return;
     const body = await resp.json();
-    body.frames.forEach((f, i) => { r.frames[start + i] = f; });
+    body.frames.forEach((f, i) => { r.frames[start + i] = f; this.remember(f); });
     if (body.total !== null) r.total = body.total;
   },
 
@@ -165,24 +203,32 @@ const Arena = {
     r.pos = pos;
     const frame = r.frames[pos];
     document.getElementById('replay-pos').textContent =
-      `step ${pos} / ${r.total !== null ? r.total - 1 : '…'}`;
+      `Step ${pos} of ${r.total !== null ? r.total - 1 : '…'}`;
+    const bar = document.getElementById('replay');
+    bar.querySelectorAll('[data-step=first], [data-step=prev]').forEach((b) => { b.disabled = pos === 0; });
+    bar.querySelectorAll('[data-step=next], [data-step=last]').forEach((b) => { b.disabled = r.total !== null && pos >= r.total - 1; });
     this.request = null;
     this.deadline = null;
     this.game().render(frame.view, {...this.context({happenings: frame.happenings, answers: frame.answers}),
-                                    replay: true, request: null});
+                                    replay: true, request: null, step: pos,
+                                    previous: pos > 0 ? (r.frames[pos - 1] || null) : null});
   },
 
   replayStep(what) {
     const r = this.replay;
+    const playButton = document.querySelector('#replay [data-step=play]');
+    const stop = () => { clearInterval(r.timer); r.timer = null; playButton.textContent = 'Play'; };
     if (what === 'play') {
-      if (r.timer) { clearInterval(r.timer); r.timer = null; return; }
+      if (r.timer) { stop(); return; }
       if (r.total !== null && r.pos >= r.total - 1) this.replayShow(0);
+      playButton.textContent = 'Pause';
       r.timer = setInterval(() => {
-        if (r.total !== null && r.pos >= r.total - 1) { clearInterval(r.timer); r.timer = null; return; }
+        if (r.total !== null && r.pos >= r.total - 1) { stop(); return; }
         this.replayShow(r.pos + 1);
-      }, 700);
+      }, 900);
       return;
     }
+    if (r.timer) stop();
     const to = {first: 0, prev: r.pos - 1, next: r.pos + 1, last: r.total !== null ? r.total - 1 : r.pos + 500}[what];
     this.replayShow(to);
   },

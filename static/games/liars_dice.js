@@ -1,33 +1,74 @@
-// Liar's Dice table: players around the table with their dice counts, your dice, the bid
-// history of the round, whose turn, the countdown, the last round's outcome, and the controls.
+// Liar's Dice table: players in play order with their dice (your own faces; everyone else's
+// only as a count while the match runs), whose turn it is and the countdown, the bids of the
+// round, the last round's outcome with the revealed dice, forced moves with their reason, and
+// the controls (bid count + face, challenge; in the challenge window: challenge or let it
+// stand).  Every name is untrusted: it only ever goes into text nodes (el() in match.js).
 'use strict';
 
 (function () {
   const PIPS = {1: [4], 2: [0, 8], 3: [0, 4, 8], 4: [0, 2, 6, 8], 5: [0, 2, 4, 6, 8], 6: [0, 2, 3, 5, 6, 8]};
 
   function die(face, extra) {
-    const node = el('span', {class: 'die' + (extra ? ' ' + extra : ''), title: face ? String(face) : 'hidden',
-                             'aria-label': face ? `die showing ${face}` : 'hidden die'});
+    const node = el('span', {class: 'die' + (face ? '' : ' hidden') + (extra ? ' ' + extra : ''),
+                             title: face ? String(face) : 'hidden die', role: 'img',
+                             'aria-label': face ? `die showing ${face}` : 'hidden die', 'data-face': face || null});
     if (face) {
       for (let i = 0; i < 9; i++) node.appendChild(el('i', {class: PIPS[face].includes(i) ? 'pip' : ''}));
     }
     return node;
   }
 
-  function bidText(bid) {
-    return bid ? [`${bid[1]} × `, die(bid[0], 'small')] : ['no bid yet'];
+  // "3 × ⚄" with the face drawn as a die (and spelled out for screen readers and tests).
+  function bidText(face, count) {
+    return el('span', {class: 'bidtext', 'data-bid': `${count}x${face}`}, `${count} ×`, die(face, 'small'));
   }
 
-  function reasonText(h, ctx) {
-    const loser = ctx.name(h.round_loser);
+  const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
+  function who(ctx, seat) {
+    return seat === ctx.mySeat ? 'You' : ctx.name(seat);
+  }
+
+  function whose(ctx, seat) {
+    return seat === ctx.mySeat ? 'your' : `${ctx.name(seat)}'s`;
+  }
+
+  function outcomeText(h, ctx) {
+    const loser = who(ctx, h.round_loser);
+    const loses = h.round_loser === ctx.mySeat ? 'lose' : 'loses';
     if (h.reason === 'challenge') {
-      const who = ctx.name(h.round_challenger);
-      if (!h.bid) return `${who} challenged before any bid and loses a die.`;
-      return `${who} challenged ${ctx.name(h.bidder)}'s bid of ${h.bid[1]} × ${h.bid[0]}: ` +
-             `the table shows ${h.shown}. ${loser} loses a die.`;
+      const challenger = who(ctx, h.round_challenger);
+      if (!h.bid) return [`${challenger} challenged before anyone bid and `, el('span', {class: 'loser'}, `${loses} a die.`)];
+      const bidder = h.bidder !== h.round_challenger ? whose(ctx, h.bidder) : (h.bidder === ctx.mySeat ? 'your own' : 'their own');
+      const verdict = h.shown >= h.bid[1] ? 'the bid was good' : 'the bid was too high';
+      return [`${challenger} challenged ${bidder} bid of `, bidText(h.bid[0], h.bid[1]),
+              `. The table shows ${h.shown}: ${verdict}. `, el('span', {class: 'loser'}, `${loser} ${loses} a die.`)];
     }
-    if (h.reason === 'no_answer') return `${loser} gave no valid answer in time and loses a die.`;
-    return `${loser} made an invalid move and loses a die.`;
+    if (h.reason === 'no_answer') {
+      return [`${loser} gave no valid answer in time (forced move) and `, el('span', {class: 'loser'}, `${loses} a die.`)];
+    }
+    return [`${loser} made an invalid move (a bid that does not raise, or a pass on turn) and `,
+            el('span', {class: 'loser'}, `${loses} a die.`)];
+  }
+
+  function renderStatus(view, ctx) {
+    if (view.terminal) {
+      const best = Math.max(...view.wins);
+      const winners = view.wins.map((w, s) => (w === best ? s : null)).filter((s) => s !== null);
+      let text;
+      if (winners.length === 1) text = winners[0] === ctx.mySeat ? 'Match over. You win!' : `Match over. ${ctx.name(winners[0])} wins.`;
+      else text = `Match over. Tie: ${winners.map((s) => ctx.name(s)).join(', ')}.`;
+      if (view.games > 1) text += ` Games won: ${view.wins.map((w, s) => `${ctx.name(s)} ${w}`).join(', ')}.`;
+      return el('div', {class: 'status-line done', 'data-testid': 'status'}, text);
+    }
+    const where = view.games > 1 ? `Game ${view.game_number} of ${view.games} · round ${view.round_number}`
+                                 : `Round ${view.round_number}`;
+    const mine = view.on_turn === ctx.mySeat && !ctx.replay;
+    const turn = mine ? 'Your turn: bid or challenge' : `${ctx.name(view.on_turn)} to bid`;
+    return el('div', {class: 'status-line', 'data-testid': 'status'},
+      el('span', {class: 'where'}, ctx.replay ? `Replay · ${where}` : where),
+      el('span', {class: 'turn' + (mine ? ' mine' : '')}, turn),
+      mine ? el('span', {class: 'countdown', title: 'seconds left'}) : null);
   }
 
   function renderPlayers(view, ctx) {
@@ -35,107 +76,168 @@
     return el('div', {class: 'players'}, order.map((seat) => {
       const n = view.dice_counts[seat];
       const mine = seat === ctx.mySeat;
-      const hand = mine && view.your_hand ? view.your_hand : (view.hands ? view.hands[seat] : null);
+      // Faces: your own hand; every hand in a replay or finished match (view.hands).
+      // Spectators and other players get counts only, drawn as hidden dice.
+      const hand = mine && view.your_hand && view.your_hand.length ? view.your_hand
+        : (view.hands && view.hands.length ? view.hands[seat] : null);
       const dice = [];
-      for (let i = 0; i < n; i++) dice.push(die(hand ? hand[i] : 0, hand ? '' : 'hidden'));
+      if (!view.terminal) for (let i = 0; i < n; i++) dice.push(die(hand ? hand[i] : 0));
       const classes = ['player'];
-      if (seat === view.on_turn) classes.push('on-turn');
+      if (seat === view.on_turn && !view.terminal) classes.push('on-turn');
       if (n === 0) classes.push('out');
       if (mine) classes.push('me');
+      const last = view.last_bidder === seat && view.last_bid && !view.terminal;
       return el('div', {class: classes.join(' '), 'data-seat': seat},
         el('div', {class: 'player-head'},
-          el('span', {class: 'name'}, ctx.name(seat), mine ? ' (you)' : ''),
-          el('span', {class: 'count'}, n === 0 ? 'out' : `${n} ${n === 1 ? 'die' : 'dice'}`),
-          view.games > 1 ? el('span', {class: 'wins'}, `${view.wins[seat]} won`) : null),
-        el('div', {class: 'dice'}, dice));
+          el('span', {class: 'name'}, ctx.name(seat)),
+          mine ? el('span', {class: 'tag'}, 'you') : null,
+          el('span', {class: 'count'}, n === 0 ? 'out' : plural(n, 'die', 'dice')),
+          view.games > 1 ? el('span', {class: 'wins'}, `${plural(view.wins[seat], 'game', 'games')} won`) : null,
+          seat === view.on_turn && !view.terminal ? el('span', {class: 'badge'}, 'to bid') : null),
+        dice.length ? el('div', {class: 'dice'}, dice) : null,
+        last ? el('div', {class: 'said'}, 'bid ', bidText(view.last_bid[0], view.last_bid[1])) : null);
     }));
   }
 
-  function renderStatus(view, ctx) {
-    if (view.terminal) {
-      const best = Math.max(...view.wins);
-      const winners = view.wins.map((w, s) => (w === best ? ctx.name(s) : null)).filter(Boolean);
-      return el('div', {class: 'status-line done'},
-        `Match over. ${winners.length === 1 ? winners[0] + ' wins' : 'Tie: ' + winners.join(', ')}` +
-        (view.games > 1 ? ` (${view.wins.join(' – ')} games).` : '.'));
-    }
-    const turn = view.on_turn === ctx.mySeat ? 'Your turn' : `${ctx.name(view.on_turn)} to bid`;
-    return el('div', {class: 'status-line'},
-      el('span', {}, `Game ${view.game_number}/${view.games} · round ${view.round_number} · `),
-      el('b', {}, turn), ' ', el('span', {id: 'countdown', class: 'countdown'}));
-  }
-
   function renderBids(view, ctx) {
-    const items = (view.bids || []).map(([seat, face, count]) =>
-      el('li', {}, el('span', {class: 'who'}, ctx.name(seat)), ' bids ', `${count} × `, die(face, 'small')));
+    if (view.terminal) return null;
+    const bids = view.bids || [];
+    const items = bids.map(([seat, face, count], i) =>
+      el('li', {class: i === bids.length - 1 ? 'latest' : ''},
+        el('span', {class: 'who'}, who(ctx, seat)), ' bid ', bidText(face, count)));
+    const total = view.dice_counts.reduce((a, b) => a + b, 0);
     return el('div', {class: 'bids'},
-      el('h4', {}, 'This round'),
-      el('div', {class: 'current-bid'}, 'Current bid: ', ...bidText(view.last_bid)),
-      items.length ? el('ol', {}, items) : el('p', {class: 'hint'}, 'No bids yet this round.'));
+      el('h4', {}, `This round · ${plural(total, 'die', 'dice')} on the table`),
+      el('div', {class: 'current-bid'}, 'Current bid: ',
+        view.last_bid ? bidText(view.last_bid[0], view.last_bid[1]) : el('span', {}, 'none yet')),
+      items.length ? el('ol', {class: 'bid-list'}, items) : el('p', {class: 'hint'}, 'No bids yet this round.'));
   }
 
   function renderLastRound(view, ctx) {
     const h = view.last_round;
     if (!h) return null;
-    const hands = h.hands.map((hand, seat) => hand.length ?
-      el('div', {class: 'revealed'}, el('span', {class: 'who'}, ctx.name(seat)),
-         hand.map((f) => die(f, 'small' + (h.bid && f === h.bid[0] ? ' match' : '')))) : null);
-    return el('div', {class: 'last-round'},
-      el('h4', {}, `Round ${h.round_number} of game ${h.game_number}`),
-      el('p', {}, reasonText(h, ctx)),
-      h.game_winner !== null ? el('p', {class: 'winner'}, `${ctx.name(h.game_winner)} wins game ${h.game_number}!`) : null,
-      el('div', {class: 'hands'}, hands));
+    const face = h.bid && h.reason === 'challenge' ? h.bid[0] : null;  // mark the dice that counted
+    const rows = [];
+    h.hands.forEach((hand, seat) => {
+      if (!hand.length) return;
+      rows.push(el('div', {class: 'revealed-row'}, el('span', {class: 'who'}, ctx.name(seat)),
+        el('span', {class: 'hand', 'data-seat': seat}, hand.map((f) => die(f, 'small' + (f === face ? ' match' : ''))))));
+    });
+    const forced = ctx.forcedFor(h.game_number, h.round_number);
+    // Fresh: the round just ended and the next one has no bid yet; draw the eye to it.
+    const fresh = !ctx.replay && !view.terminal && !(view.bids || []).length;
+    const title = view.games > 1 ? `Last round (game ${h.game_number}, round ${h.round_number})` : `Last round (round ${h.round_number})`;
+    return el('div', {class: 'last-round' + (fresh ? ' fresh' : ''), 'data-testid': 'last-round'},
+      el('h4', {}, title),
+      el('p', {class: 'outcome'}, outcomeText(h, ctx)),
+      forced.map((a) => el('p', {class: 'forced-note'}, `Forced move for ${a.seat === ctx.mySeat ? 'you' : ctx.name(a.seat)}: ${a.reason}`)),
+      h.game_winner !== null ? el('p', {class: 'winner'},
+        h.game_winner === ctx.mySeat ? `You win game ${h.game_number}!` : `${ctx.name(h.game_winner)} wins game ${h.game_number}!`) : null,
+      rows.length ? el('div', {}, el('p', {class: 'hint-light'}, face ? `Dice revealed (showing ${face} marked):` : 'Dice revealed:'),
+                       el('div', {class: 'revealed-hands'}, rows)) : null);
+  }
+
+  // Replay: what each seat did at this step.
+  function describe(answer, ctx) {
+    const a = answer.action;
+    if (answer.forced) return `forced: ${answer.reason || 'no valid answer'}`;
+    if (Array.isArray(a) && a[0] === 'bid') return ['bid ', bidText(a[1], a[2])];
+    if (a === 'challenge') return 'challenged';
+    if (a === 'pass') return null;
+    return `answered ${JSON.stringify(a)}`;
+  }
+
+  function renderStepMoves(view, ctx) {
+    if (!ctx.replay) return null;
+    if (!ctx.step) return el('div', {class: 'step-moves'}, el('h4', {}, 'Start'), el('p', {}, 'The dice are rolled.'));
+    const items = [];
+    const prev = ctx.previous && ctx.previous.view;
+    for (const answer of ctx.answers || []) {
+      let text = describe(answer, ctx);
+      if (text === null && prev && answer.seat === prev.on_turn) text = 'passed on turn (not allowed)';
+      if (text === null) continue;
+      items.push(el('li', {}, el('span', {class: 'who'}, ctx.name(answer.seat)), ': ', text));
+    }
+    const rest = (ctx.answers || []).length - items.length;
+    return el('div', {class: 'step-moves', 'data-testid': 'step-moves'},
+      el('h4', {}, `Step ${ctx.step}`),
+      items.length ? el('ul', {}, items) : el('p', {}, 'No bid or challenge.'),
+      rest > 0 ? el('p', {class: 'hint-light'}, `${plural(rest, 'other player', 'other players')} let it stand.`) : null);
   }
 
   function renderControls(view, ctx) {
     const box = ctx.actions;
     box.replaceChildren();
     const req = ctx.request;
-    if (!req || ctx.replay) return;
+    if (!req || ctx.replay || view.terminal) return;
     const last = view.last_bid;
+    if (ctx.answered) {
+      const a = ctx.answered.action;
+      const what = Array.isArray(a) ? ['Your bid ', bidText(a[1], a[2]), ' is in.'] :
+        a === 'challenge' ? ['You challenged.'] :
+        view.last_bidder === ctx.mySeat ? ['Your bid ', bidText(last[0], last[1]), ' is on the table.'] : ['You let the bid stand.'];
+      box.appendChild(el('div', {class: 'controls sent'},
+        el('p', {class: 'waiting-note'}, ...what, ' Waiting for the others…')));
+      return;
+    }
+    if (req.kind === 'challenge_window' && view.last_bidder === ctx.mySeat) {
+      // Challenging one's own bid can only lose a die: let it stand at once, no need to wait.
+      setTimeout(() => ctx.act('pass'), 0);
+      box.appendChild(el('div', {class: 'controls sent'}, el('p', {class: 'waiting-note'},
+        'Your bid of ', bidText(last[0], last[1]), ` is on the table. ${ctx.name(view.on_turn)} is deciding…`)));
+      return;
+    }
     if (req.kind === 'challenge_window') {
-      box.appendChild(el('div', {class: 'controls'},
-        el('p', {}, `${ctx.name(view.on_turn)} is thinking. Challenge the bid of `, ...bidText(last), '?'),
-        el('button', {class: 'danger', onclick: () => ctx.act('challenge')}, 'Challenge!'),
-        el('button', {class: 'secondary', onclick: () => ctx.act('pass')}, 'Let it stand')));
+      box.appendChild(el('div', {class: 'controls', 'data-kind': 'challenge_window'},
+        el('p', {class: 'prompt'}, `Challenge ${whose(ctx, view.last_bidder)} bid of `, bidText(last[0], last[1]), '?',
+          el('span', {class: 'countdown', title: 'seconds left'})),
+        el('p', {class: 'hint'}, `${ctx.name(view.on_turn)} is deciding now. If nobody challenges, the bid stands.`),
+        el('div', {class: 'buttons'},
+          el('button', {class: 'danger', onclick: () => ctx.act('challenge')}, 'Challenge!'),
+          el('button', {class: 'secondary', onclick: () => ctx.act('pass')}, 'Let it stand'))));
       return;
     }
     const total = view.dice_counts.reduce((a, b) => a + b, 0);
-    let count = last ? last[1] : 1;
-    let face = last ? (last[0] < 6 ? last[0] + 1 : 1) : 2;
-    if (last && last[0] === 6) count = last[1] + 1;
     const raises = (f, c) => !last || (c >= last[1] && (c > last[1] || f > last[0]));
-    const countEl = el('output', {class: 'bid-count'}, String(count));
-    const faces = el('div', {class: 'faces'});
-    const bidButton = el('button', {class: 'primary', onclick: () => ctx.act(['bid', face, count])});
+    const minCount = !last ? 1 : (last[0] === 6 ? last[1] + 1 : last[1]);
+    let count = minCount;
+    let face = !last ? 2 : (last[0] < 6 ? last[0] + 1 : 1);
+    const canBid = minCount <= total;
+    const mine = view.your_hand || [];
+    const countEl = el('output', {class: 'bid-count', 'aria-live': 'polite'}, String(count));
+    const faces = el('div', {class: 'faces', role: 'group', 'aria-label': 'face'});
+    const bidButton = el('button', {class: 'primary bid', onclick: () => ctx.act(['bid', face, count])});
+    const fewer = el('button', {class: 'secondary', 'aria-label': 'fewer dice', onclick: () => step(-1)}, '−');
+    const more = el('button', {class: 'secondary', 'aria-label': 'more dice', onclick: () => step(1)}, '+');
+    const holding = el('span', {class: 'hint'});
     const refresh = () => {
+      if (!raises(face, count)) {  // keep the chosen face a legal raise when the count changes
+        const ok = [1, 2, 3, 4, 5, 6].find((f) => raises(f, count));
+        if (ok) face = ok;
+      }
       countEl.textContent = String(count);
-      faces.replaceChildren(...[1, 2, 3, 4, 5, 6].map((f) => {
-        const b = el('button', {class: 'face' + (f === face ? ' chosen' : ''), disabled: !raises(f, count),
-                                'aria-label': `face ${f}`, onclick: () => { face = f; refresh(); }}, die(f, 'small'));
-        return b;
-      }));
+      fewer.disabled = count <= minCount;
+      more.disabled = count >= total;
+      faces.replaceChildren(...[1, 2, 3, 4, 5, 6].map((f) =>
+        el('button', {class: 'face' + (f === face ? ' chosen' : ''), disabled: !raises(f, count), 'aria-pressed': f === face ? 'true' : 'false',
+                      'aria-label': `face ${f}`, 'data-face': f, onclick: () => { face = f; refresh(); }}, die(f, 'small'))));
       bidButton.disabled = !raises(face, count);
-      bidButton.replaceChildren(`Bid ${count} × `, die(face, 'small'));
+      bidButton.replaceChildren('Bid ', bidText(face, count));
+      const have = mine.filter((f) => f === face).length;
+      holding.textContent = `You hold ${have} of them; ${total} dice on the table.`;
     };
-    const step = (d) => { count = Math.max(1, Math.min(total, count + d)); refresh(); };
+    const step = (d) => { count = Math.max(minCount, Math.min(total, count + d)); refresh(); };
     refresh();
-    box.appendChild(el('div', {class: 'controls'},
-      el('div', {class: 'count-picker'},
-        el('button', {class: 'secondary', 'aria-label': 'fewer', onclick: () => step(-1)}, '−'),
-        countEl,
-        el('button', {class: 'secondary', 'aria-label': 'more', onclick: () => step(1)}, '+'),
-        el('span', {class: 'hint'}, 'dice showing')),
-      faces,
-      el('div', {class: 'buttons'}, bidButton,
-        last ? el('button', {class: 'danger', onclick: () => ctx.act('challenge')}, 'Challenge') : null)));
-  }
-
-  function renderAnswers(ctx) {
-    const forced = (ctx.answers || []).filter((a) => a.forced);
-    if (!forced.length) return null;
-    return el('div', {class: 'forced'}, forced.map((a) =>
-      el('p', {}, `${ctx.name(a.seat)}: ${a.reason}`)));
+    box.appendChild(el('div', {class: 'controls', 'data-kind': 'turn'},
+      el('p', {class: 'prompt'}, last ? ['Your turn. Raise ', bidText(last[0], last[1]), ' or challenge it.'] : 'Your turn. Open the round with a bid.',
+        el('span', {class: 'countdown', title: 'seconds left'})),
+      canBid ? el('div', {class: 'bid-row'},
+        el('div', {class: 'count-picker'}, fewer, countEl, more, el('span', {}, 'dice showing')),
+        faces) : el('p', {class: 'hint'}, 'No higher bid is possible: challenge.'),
+      canBid ? holding : null,
+      el('div', {class: 'buttons'}, canBid ? bidButton : null,
+        last ? el('button', {class: 'danger challenge', onclick: () => ctx.act('challenge')},
+                  `Challenge ${whose(ctx, view.last_bidder)} bid`) : null)));
   }
 
   Arena.games.liars_dice = {
@@ -143,7 +245,7 @@
       ctx.board.replaceChildren(
         renderStatus(view, ctx),
         renderPlayers(view, ctx),
-        el('div', {class: 'side'}, renderBids(view, ctx), renderLastRound(view, ctx), renderAnswers(ctx)));
+        el('div', {class: 'side'}, renderStepMoves(view, ctx), renderLastRound(view, ctx), renderBids(view, ctx)));
       renderControls(view, ctx);
     },
   };

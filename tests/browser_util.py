@@ -1,0 +1,75 @@
+"""Browser tests' setup: Debian's Chromium, headless, driven by Playwright for Python.
+
+Import the fixtures into a test module (``from tests.browser_util import browser  # noqa``);
+mark the tests ``@pytest.mark.browser``.  Nothing is downloaded: the browser is
+``/usr/bin/chromium`` (``ARENA_CHROMIUM`` overrides), and the tests are skipped when it or
+Playwright is missing.
+
+- ``browser``: one Chromium per test module;
+- ``new_page(browser, viewport=DESKTOP)``: a page in a fresh context (its own cookies, so a
+  second guest), which records JavaScript errors in ``page.errors``;
+- ``wait_until(predicate, timeout, what)``: poll a Python predicate (for state outside the
+  page, e.g. a bot's inbox); inside a page, use Playwright's own waiting instead.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable
+
+import pytest
+
+CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
+#: Flags for a quiet, headless Chromium in a container: no sandbox (we run as root), no GPU,
+#: and none of the background traffic a fresh profile would otherwise start.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+def launch(playwright):
+    """Start Debian's Chromium headless with :data:`CHROMIUM_ARGS`."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium for the test module (skips the module without one)."""
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        chromium = launch(playwright)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def new_page(browser, viewport: dict = DESKTOP, init_script: str | None = None):
+    """A page in a fresh browser context (a new guest).  ``page.errors`` collects uncaught
+    JavaScript errors; ``init_script`` runs in every document before the page's own scripts."""
+    context = browser.new_context(viewport=viewport)
+    context.set_default_timeout(10_000)
+    if init_script:
+        context.add_init_script(init_script)
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    return page
+
+
+def wait_until(predicate: Callable[[], object], timeout: float = 10.0, what: str = "condition",
+               interval: float = 0.05):
+    """Poll ``predicate`` until it returns something truthy (returned); raise ``AssertionError``
+    naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
