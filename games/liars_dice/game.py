@@ -10,9 +10,13 @@ from games.liars_dice.bots import BUILTIN_BOTS
 
 
 def human_auto_answer(state: rules.LiarsDiceState, seat: int) -> Answer | None:
-    """A person not on turn has nothing to challenge before the round's first bid."""
-    if seat != state.on_turn and state.last_bidder is None:
-        return Answer(rules.PASS, reason="nothing to challenge yet")
+    """A person not on turn has nothing to challenge before the round's first bid, and
+    nothing to gain by challenging their own bid (whoever is right, they lose the die)."""
+    if seat != state.on_turn:
+        if state.last_bidder is None:
+            return Answer(rules.PASS, reason="nothing to challenge yet")
+        if state.last_bidder == seat:
+            return Answer(rules.PASS, reason="own bid")
     return None
 
 
