@@ -96,8 +96,9 @@ if REDIS_URL:
         }
     }
 else:
+    # Channels' InMemoryChannelLayer with O(1) cleanup per message (see games/arena/layers.py).
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}
+        "default": {"BACKEND": "games.arena.layers.LocalChannelLayer", "CONFIG": {"capacity": 1000}}
     }
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -10,6 +10,7 @@ Migrations are applied first unless ``--no-migrate``.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 
@@ -18,6 +19,17 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 log = logging.getLogger("arena")
+
+
+def freeze_startup_heap() -> None:
+    """Exempt what start-up loaded (Django, the apps, the libraries: most of the heap) from
+    the garbage collector's full collections, which otherwise walk all of it every second or
+    so under load and stall the loop: about 60 ms each with 500 spectators on a match, the
+    whole tail of the views' delivery time (benchmarks/spectator_fanout.py).  Objects made
+    later are collected as before; the frozen ones are freed by reference counting as usual,
+    only cycles among them stay (start-up objects live for the whole process anyway)."""
+    gc.collect()
+    gc.freeze()
 
 
 class Command(BaseCommand):
@@ -56,6 +68,7 @@ class Command(BaseCommand):
 
         def ready():
             log.info("web server on http://%s:%d/", host, port)
+            freeze_startup_heap()
             if arena is not None:
                 asyncio.ensure_future(arena.start())
 
@@ -70,6 +83,7 @@ class Command(BaseCommand):
 
         arena = Arena()
         await arena.start()
+        freeze_startup_heap()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
