@@ -4,6 +4,7 @@ Embedded defaults (SQLite file under ``var/``, in-memory channel layer) need not
 or started.  Every deployment knob is an environment variable; README.md lists them all.
 """
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -85,6 +86,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         "timeout": 20,
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
+    # Tests use a file too: SQLite's shared-cache in-memory database locks whole tables and
+    # ignores the busy timeout, which the event writer's own thread would run into.
+    DATABASES["default"]["TEST"] = {"NAME": os.path.join(tempfile.gettempdir(), f"arena-test-{os.getpid()}.sqlite3")}
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
@@ -124,7 +128,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.channels.server": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
+    # httpx logs every request at INFO: one line per bot call would drown the log.
+    "loggers": {"django.channels.server": {"level": "WARNING"}, "daphne": {"level": "WARNING"},
+                "httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
 
 # --- The arena -------------------------------------------------------------------------------
@@ -147,6 +153,8 @@ ARENA = {
     "ROUND_PAUSE": env_float("ARENA_ROUND_PAUSE", 2.5),
     # Built-in bots wait this long before answering when a person is seated (seconds).
     "BUILTIN_DELAY": env_float("ARENA_BUILTIN_DELAY", 0.8),
+    # Jass: how long a bot service may take to answer one request (seconds).
+    "JASS_BOT_DEADLINE": env_float("JASS_BOT_DEADLINE", 10.0),
     # May HTTP bots live on loopback or private addresses?  Yes for local use; switch it off
     # ("0") on a public deployment so bot URLs cannot reach the server's own network.
     "BOT_URLS_ALLOW_PRIVATE": os.environ.get("ARENA_BOT_URLS_ALLOW_PRIVATE", "1") == "1",

@@ -86,15 +86,17 @@ class MatchRunner:
     async def _publish_views(self, happenings: list[dict], answers: list | None) -> None:
         now = time.time()
         state = self.state
+        names = [ep.display_name for ep in self.endpoints]  # a bot may name itself mid-match
         msg = view_message({"type": "match.view", "version": self.version, "ts": now, "audience": "public",
-                            "view": self._public_view(), "happenings": happenings, "answers": answers})
+                            "view": self._public_view(), "happenings": happenings, "answers": answers,
+                            "names": names})
         self.latest["public"] = msg
         await self.publish(public_group(self.match_id), msg)
         for seat in self.humans:
             ep = self.endpoints[seat]
             view = state.full_observation() if state.is_terminal() else state.observation(seat)
             seat_msg = view_message({"type": "match.view", "version": self.version, "ts": now, "audience": seat,
-                                     "view": view, "happenings": happenings, "answers": answers,
+                                     "view": view, "happenings": happenings, "answers": answers, "names": names,
                                      "request": ep.request_info if not state.is_terminal() else None})
             self.latest[seat] = seat_msg
             await self.publish(seat_group(self.match_id, seat), seat_msg)
