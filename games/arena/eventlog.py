@@ -109,16 +109,27 @@ class EventWriter:
             self._wakeup.clear()
             rows, self._pending = self._pending, []
             if rows:
-                for attempt in range(5):
-                    try:
-                        await loop.run_in_executor(self._executor, write_rows, rows)
-                        self.written += len(rows)
-                        break
-                    except Exception:  # a locked SQLite file or a dropped connection: retry
-                        log.exception("writing %d events failed (attempt %d)", len(rows), attempt + 1)
-                        await asyncio.sleep(0.2 * (attempt + 1))
+                await self._write(loop, rows)
             if not self._pending:
                 self._idle.set()
+
+    async def _write(self, loop, rows: list[EventRow]) -> None:
+        for attempt in range(3):
+            try:
+                await loop.run_in_executor(self._executor, write_rows, rows)
+                self.written += len(rows)
+                return
+            except Exception:  # a locked SQLite file or a dropped connection: retry
+                log.exception("writing %d events failed (attempt %d)", len(rows), attempt + 1)
+                await asyncio.sleep(0.2 * (attempt + 1))
+        # A row the database refuses must not take the rest of the batch (other matches'
+        # rows too) with it: write them one at a time and drop only what still fails.
+        for row in rows:
+            try:
+                await loop.run_in_executor(self._executor, write_rows, [row])
+                self.written += 1
+            except Exception as exc:
+                log.error("event dropped: match %s seq %s seat %s: %s", row[0], row[1], row[3], exc)
 
     async def close(self) -> None:
         """Flush, then stop the writer task and close its database connection."""
