@@ -59,12 +59,13 @@ def bot_list(request):
             bot = form.save(commit=False)
             bot.owner = request.user
             bot.save()
-            return redirect("bots")
+            return redirect(f"/bots/#bot-{bot.pk}")
     bots = list(RegisteredBot.objects.select_related("owner").order_by("game", "name"))
     for bot in bots:  # shown as JSON, the way the bot received it
         bot.request_text = json.dumps(bot.last_check.get("request"), indent=1) if bot.last_check else ""
     titles = {g.slug: g.title for g in registry.all_games()}
-    return render(request, "arena/bots.html", {"bots": bots, "form": form, "titles": titles})
+    return render(request, "arena/bots.html", {"bots": bots, "form": form, "titles": titles,
+                                               "http_games": [(g.slug, g.title) for g in http_games()]})
 
 
 @require_POST

@@ -67,6 +67,8 @@ def lobby(request):
             "live": _with_seats(base.filter(status=Match.Status.RUNNING).order_by("-started_at"))[:20],
             "recent": _with_seats(base.filter(status=Match.Status.FINISHED).order_by("-finished_at"))[:10],
             "port": settings.ARENA.get(f"{spec.slug.upper()}_PORT"),
+            "http_bots": spec.http_bot_endpoint is not None,
+            "importable": spec.import_match is not None,
         })
     return render(request, "arena/lobby.html", {"sections": sections, "sitter": sitter_for(request)})
 
@@ -115,6 +117,13 @@ def create_table(request, game: str):
     })
 
 
+def _config_value(value):
+    """A configuration value as the match page shows it (on/off for switches)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return value
+
+
 def match_page(request, match_id: int):
     """One table: the waiting room while open, then the live table, then result and replay."""
     match = _with_seats(Match.objects.filter(pk=match_id)).first()
@@ -125,15 +134,19 @@ def match_page(request, match_id: int):
     my_seat = tables.seat_of(match.pk, sitter)
     seats = list(match.seats.all())
     labels = [spec.seat_label(match.config, s.index) for s in seats]
+    done = match.status in (Match.Status.FINISHED, Match.Status.ABORTED)
+    exports = [(fmt, label) for fmt, (label, _) in getattr(spec, "exports", {}).items()] if done else []
+    deals = match.result.get("deals") if isinstance(match.result, dict) else None
     return render(request, "arena/match.html", {
         "match": match, "spec": spec, "seats": seats, "sitter": sitter, "my_seat": my_seat,
         "seat_labels": labels, "seat_rows": list(zip(seats, labels)),
-        "config_items": [(f.label, match.config[f.key]) for f in spec.config_fields if f.key in match.config],
+        "config_items": [(f.label, _config_value(match.config[f.key])) for f in spec.config_fields if f.key in match.config],
         "bot_port": settings.ARENA.get(f"{spec.slug.upper()}_PORT") if any(
             s.kind == Seat.Kind.PROTOCOL and not s.occupied for s in seats) else None,
         "spectators_see_all": match.omniscient and not any(s.kind == Seat.Kind.HUMAN for s in seats),
-        "exports": [(fmt, label) for fmt, (label, _) in getattr(spec, "exports", {}).items()]
-                   if match.status in (Match.Status.FINISHED, Match.Status.ABORTED) else [],
+        "exports": exports,
+        # A match of several deals (Jass) also exports one deal at a time (first format, ?deal=N).
+        "export_games": list(range(1, deals + 1)) if exports and isinstance(deals, int) and deals > 1 else [],
         "client": {"match": match.pk, "game": match.game, "status": match.status,
                    "my_seat": my_seat.index if my_seat else None,
                    "seats": [{"index": s.index, "name": s.display_name, "kind": s.kind,
