@@ -31,7 +31,7 @@ SPECTATOR_PROBE = """
 window.__seenBids = JSON.parse(sessionStorage.getItem('seenBids') || '[]');  // kept across reloads
 window.__leaks = JSON.parse(sessionStorage.getItem('leaks') || '[]');
 new MutationObserver((records) => {
-  const running = window.Arena && Arena.data && Arena.data.status === 'running';
+  const running = typeof Arena !== 'undefined' && Arena.data && Arena.data.status === 'running';
   for (const r of records) for (const node of r.addedNodes) {
     if (!(node instanceof Element)) continue;
     for (const li of node.matches('.bid-list li') ? [node] : node.querySelectorAll('.bid-list li')) {

@@ -42,13 +42,18 @@ def register(name: str, url: str, style: str) -> RegisteredBot:
     return RegisteredBot.objects.create(owner=owner, game="jass", name=name, base_url=url, path_style=style)
 
 
-async def play(seats: list[str], config=ONE_GAME, timeout: float = 60) -> Match:
+async def play(seats: list[str], config=ONE_GAME, timeout: float = 60, until=None) -> Match:
+    """Play a table to the end; ``until()`` (e.g. "every game_info arrived") is awaited too,
+    since game_info calls go out after the last move and may still be in flight."""
     arena = Arena(listen=False)
     await arena.start()
     try:
         match = await sync_to_async(tables.create_table)("jass", config, seats, None)
         await arena.maybe_start(match.pk)
         await asyncio.wait_for(arena.tasks[match.pk], timeout)
+        deadline = time.monotonic() + 5
+        while until is not None and not until() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
     finally:
         await arena.stop()
     return await sync_to_async(Match.objects.get)(pk=match.pk)
@@ -56,7 +61,8 @@ async def play(seats: list[str], config=ONE_GAME, timeout: float = 60) -> Match:
 
 async def test_kit_style_bots_get_their_own_hand_and_game_info(service):
     good = await sync_to_async(register)("good", service.url("good"), "kit")
-    match = await play([f"registered:{good.pk}", "builtin:rules", f"registered:{good.pk}", "builtin:random"])
+    match = await play([f"registered:{good.pk}", "builtin:rules", f"registered:{good.pk}", "builtin:random"],
+                       until=lambda: [p for p, _ in service.calls].count("/good/game_info") >= 2)
     assert match.status == "finished"
     paths = [p for p, _ in service.calls]
     assert {"/good/action_trump", "/good/action_play_card", "/good/game_info"} >= set(paths)

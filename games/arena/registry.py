@@ -14,13 +14,15 @@ from games.arena.seats import Answer
 
 @dataclass(frozen=True)
 class ConfigField:
-    """One whole-number setting on the create-table form."""
+    """One setting on the create-table form: a whole number from ``minimum`` to ``maximum``,
+    or with ``kind="bool"`` an on/off box (sent to the rules as True/False)."""
 
     key: str
     label: str
     minimum: int
     maximum: int
     default: int
+    kind: str = "int"
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ class GameSpec:
     import_match: Callable[[str], dict] | None = None
     start_listener: Callable[[Any], Awaitable[Any]] | None = None
     protocol_note: str = ""
+    #: Shown under the seat choices of the create-table form.
+    seats_note: str = ""
     seat_label: Callable[[Mapping, int], str] = field(default=lambda config, index: f"Seat {index + 1}")
 
 

@@ -97,7 +97,7 @@ class MatchRunner:
             view = state.full_observation() if state.is_terminal() else state.observation(seat)
             seat_msg = view_message({"type": "match.view", "version": self.version, "ts": now, "audience": seat,
                                      "view": view, "happenings": happenings, "answers": answers, "names": names,
-                                     "request": ep.request_info if not state.is_terminal() else None})
+                                     "request": ep.open_request if not state.is_terminal() else None})
             self.latest[seat] = seat_msg
             await self.publish(seat_group(self.match_id, seat), seat_msg)
 
@@ -155,6 +155,11 @@ class MatchRunner:
             answers_out = [{"seat": e[3], "action": e[4], "forced": e[5], "reason": e[6]} for e in events]
             for seat, ep in enumerate(endpoints):
                 ep.notify(state, seat, happenings)
-            if happenings and self.round_pause_s:
+            if happenings and self.round_pause_s and not state.is_terminal():
+                # Show the outcome (a trick, a round) at once, then give people time to read
+                # it before the next request goes out.
+                self.version += 1
+                await self._publish_views(happenings, answers_out)
                 await asyncio.sleep(self.round_pause_s)
+                happenings, answers_out = [], None
         return state.result()

@@ -147,6 +147,11 @@ class HumanSeat(SeatEndpoint):
                              "deadline": time.time() + seconds}
         return self.request.future
 
+    @property
+    def open_request(self) -> dict | None:
+        """The request the person can still answer (None once answered or timed out)."""
+        return self.request_info if self.request is not None and self.request.pending else None
+
     def act(self, state: State, seat: int, version: int, action: Action) -> str | None:
         """Take the person's ``action`` for request ``version``; returns an error text or None."""
         req = self.request

@@ -95,6 +95,9 @@ def create_table(request, game: str):
     if request.method == "POST":
         _take_nickname(request)
         for f in spec.config_fields:
+            if f.kind == "bool":
+                values[f.key] = request.POST.get(f.key) == "on"
+                continue
             try:
                 values[f.key] = int(request.POST.get(f.key, f.default))
             except ValueError:

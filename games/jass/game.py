@@ -33,23 +33,15 @@ def _export_jsonl(match, state, names, params) -> tuple[str, str, str]:
     return f"jass-match{match.pk}.jsonl", "application/x-ndjson", logs.export_jsonl(state, when, names)
 
 
-def normalize_form_config(config) -> dict:
-    """The form sends 0/1 for the Match bonus; the rules take a bool."""
-    config = dict(config or {})
-    if "match_bonus" in config and config["match_bonus"] in (0, 1):
-        config["match_bonus"] = bool(config["match_bonus"])
-    return rules.normalize_config(config)
-
-
 SPEC = register(GameSpec(
     slug="jass",
     title="Jass (Schieber)",
     new_state=rules.new_state,
-    normalize_config=normalize_form_config,
+    normalize_config=rules.normalize_config,
     num_seats=lambda config: 4,
     config_fields=(
         ConfigField("points_to_win", "Points to win", 100, 5000, 1000),
-        ConfigField("match_bonus", "Match bonus: 257 for all nine tricks (1 on, 0 off)", 0, 1, 1),
+        ConfigField("match_bonus", "Match bonus: 257 points for taking all nine tricks", 0, 1, 1, kind="bool"),
         ConfigField("max_deals", "Stop after this many games (0: no limit)", 0, 100, 0),
     ),
     builtin_bots=BUILTIN_BOTS,
@@ -59,9 +51,11 @@ SPEC = register(GameSpec(
     human_action_ok=lambda state, seat, action: state.is_legal(seat, action),
     http_bot_endpoint=transport.endpoint_for,
     http_bot_probe=transport.probe,
-    seat_label=lambda config, index: rules.SEAT_NAMES[index],
+    seat_label=lambda config, index: f"{rules.SEAT_NAMES[index]} · team {'N–S' if index % 2 == 0 else 'E–W'}",
     exports={"log": ("seed log format (JSON, all four hands)", _export_log),
              "jsonl": ("kit JSON lines", _export_jsonl)},
     import_match=logs.import_match,
     protocol_note="The server calls registered bot services over HTTP (JSON V0.2).",
+    seats_note="North and South play together against East and West. Bots are HTTP services the "
+               "server calls: register yours on the Bots page to seat it here.",
 ))

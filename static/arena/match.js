@@ -77,6 +77,7 @@ const Arena = {
 
   showView(msg) {
     this.lastMsg = msg;
+    (msg.names || []).forEach((name, i) => { if (this.data.seats[i] && name) this.data.seats[i].name = name; });
     this.request = msg.request || null;
     if (!this.request || !this.answered || this.answered.version !== this.request.version) this.answered = null;
     this.remember(msg);
