@@ -1,0 +1,344 @@
+"""Liar's Dice bot-vs-bot throughput over real TCP, and the server's own time per move.
+
+What it measures
+    * games per second (and moves per second) that the arena plays between two trivial
+      scripted bots over TCP on loopback: 2 players, 6 dice, a match of ``--games`` games
+      (the automatic table's ``LIARS_DICE_AUTO_GAMES``), ``--matches`` matches one after the
+      other per pair of bots, ``--pairs`` pairs playing at the same time (default 1: one match
+      at a time, so the figure is bounded by the round trip server -> bot -> server);
+    * the server's own time per move, p50 / p99 / max, two ways:
+      - ``runner``: what :class:`MatchRunner` records in ``Arena.server_times`` (from the
+        runner waking up with the last answer to the next ``move_request`` handed to the
+        socket);
+      - ``wire``: from the moment the line with the last answer of a move is handed to the
+        connection's handler (``LiarsDiceBot.on_line``, i.e. straight out of ``data_received``)
+        to the last ``move_request`` of the next move written to the socket (wrapped
+        ``LiarsDiceBot.ask``).  This adds the answer's decoding and the loop's scheduling of
+        the runner, so it is the honest "server time" a bot sees (minus the kernel).
+    * that the event log kept up: rows in the ``Event`` table against the answers the bots
+      sent (every answer of every move is one row, none forced), and every match replayed
+      from its log gives the result stored for it.
+
+How
+    The arena (``games.arena.service.Arena``, the same object ``manage.py serve`` runs, with
+    its TCP listener, runners, channel layer and SQLite event writer) runs in this process on
+    its own asyncio loop, with a fresh SQLite file in a temporary ``ARENA_DATA_DIR`` (migrated
+    first), started as ``serve --role arena`` starts it (then ``freeze_startup_heap``).  The
+    bots run in a child process (this script with ``--bots``, one epoll loop, no asyncio) and
+    speak the wire protocol from the seed (one JSON line per message); they answer at once: on
+    turn, open with ``[face, 1]``, then raise the count by one or challenge with probability
+    0.35; not on turn, ``"pass"``.  By default the server is pinned to CPU 0 and the bots to
+    CPU 1 (``--pin no`` leaves both to the scheduler, which moves them about and costs about a
+    fifth of the rate).  Defaults: 5 matches of 200 games, one pair of bots.
+
+Target: at least 100 games per second, and server time per move p99 under 1 ms, on this
+2-core machine.  Run: ``.venv/bin/python benchmarks/liars_dice_throughput.py`` (``--help``
+for the knobs; ``--profile FILE`` writes a cProfile of the server process).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import selectors
+import shutil
+import socket
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+# --------------------------------------------------------------------------------------------
+# The bots (child process)
+# --------------------------------------------------------------------------------------------
+class Bot:
+    """One scripted bot on one connection (seed wire format, newline-framed JSON)."""
+
+    __slots__ = ("sock", "rng", "buf", "requests", "round_overs")
+
+    def __init__(self, port: int, name: str, seed: int):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock.sendall(json.dumps({"name": name}).encode() + b"\n")
+        self.sock.setblocking(False)
+        self.rng = random.Random(seed)
+        self.buf = b""
+        self.requests = 0
+        self.round_overs = 0
+
+    def readable(self) -> bool:
+        """Answer what came in; returns False once the server has closed the connection."""
+        data = self.sock.recv(1 << 16)
+        if not data:
+            return False
+        if self.buf:
+            data = self.buf + data
+        lines = data.split(b"\n")
+        self.buf = lines.pop()
+        out = []
+        for line in lines:
+            msg = json.loads(line)
+            if msg["subject"] == "move_request":
+                self.requests += 1
+                out.append(b'{"message_id":"%s","move":%s}\n' % (
+                    msg["message_id"].encode(), json.dumps(self.decide(msg)).encode()))
+            else:
+                self.round_overs += 1
+        if out:
+            self.sock.sendall(b"".join(out))  # a few dozen bytes: never blocks in practice
+        return True
+
+    def decide(self, msg: dict):
+        """On turn: open with [face, 1], then raise the count or (35 %) challenge; else pass."""
+        if msg["other_hands"][0][0] != 0:
+            return "pass"
+        last = msg["last_bid"]
+        if last == [0, 0]:
+            return [self.rng.randint(1, 6), 1]
+        if self.rng.random() < 0.35:
+            return "challenge"
+        return [last[0], last[1] + 1]
+
+
+def bots_main(port: int, matches: int, pairs: int) -> None:
+    """``pairs`` pairs of bots, each pair playing ``matches`` matches in a row, on one epoll
+    loop (no asyncio: the bots should cost the round trip as little as possible)."""
+    stats = {"requests": 0, "round_overs": 0, "matches": 0}
+    sel = selectors.DefaultSelector()
+    left = {p: matches for p in range(pairs)}
+    live: dict[int, int] = {}  # pair -> bots of its current match still connected
+
+    def connect_pair(p: int) -> None:
+        m = matches - left[p]
+        left[p] -= 1
+        live[p] = 2
+        for k in range(2):
+            bot = Bot(port, f"bench{p}-{k}", seed=p * 100_000 + m * 10 + k)
+            sel.register(bot.sock, selectors.EVENT_READ, (p, bot))
+
+    t0 = time.perf_counter()
+    for p in range(pairs):
+        connect_pair(p)
+    while live:
+        for key, _ in sel.select():
+            p, bot = key.data
+            try:
+                alive = bot.readable()
+            except ConnectionError:
+                alive = False
+            if alive:
+                continue
+            sel.unregister(bot.sock)
+            bot.sock.close()
+            stats["requests"] += bot.requests
+            stats["round_overs"] += bot.round_overs
+            live[p] -= 1
+            if not live[p]:
+                del live[p]
+                stats["matches"] += 1
+                if left[p]:
+                    connect_pair(p)
+    stats["seconds"] = time.perf_counter() - t0
+    print(json.dumps(stats), flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# The server (this process)
+# --------------------------------------------------------------------------------------------
+def pct(values: list[float], q: float) -> float:
+    """Nearest-rank percentile ``q`` (0-100) of ``values``."""
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, int(round(q / 100 * len(s) + 0.5)) - 1))]
+
+
+def setup_django(data_dir: Path, games: int) -> None:
+    os.environ["ARENA_DATA_DIR"] = str(data_dir)
+    os.environ["LIARS_DICE_PORT"] = "0"  # any free port
+    os.environ["LIARS_DICE_AUTO_PLAYERS"] = "2"
+    os.environ["LIARS_DICE_AUTO_DICE"] = "6"
+    os.environ["LIARS_DICE_AUTO_GAMES"] = str(games)
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ["DJANGO_SETTINGS_MODULE"] = "webapp.settings"
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=0)
+
+
+def instrument_wire(wire_times: list[float], counters: dict) -> None:
+    """Wrap the Liar's Dice endpoint (in this process only) to time answer-in -> request-out."""
+    from games.liars_dice.transport import LiarsDiceBot
+
+    perf = time.perf_counter
+    orig_on_line, orig_ask = LiarsDiceBot.on_line, LiarsDiceBot.ask
+    last_line: dict[int, float] = {}   # id(state) -> time the latest line of that match came in
+    last_version: dict[int, int] = {}
+    started: dict[int, tuple[float, int]] = {}  # id(state) -> (answer-in time, index in wire_times)
+
+    def on_line(self, line):
+        t = perf()
+        orig_on_line(self, line)
+        st = getattr(self, "_bench_state", None)
+        if st is not None:
+            last_line[st] = t
+
+    def ask(self, state, seat, version):
+        key = id(state)
+        self._bench_state = key
+        fut = orig_ask(self, state, seat, version)
+        counters["asks"] += 1
+        if last_version.get(key) != version:  # the first request of a move
+            last_version[key] = version
+            t = last_line.pop(key, None)
+            if t is None or version == 1:  # (version 1: a new match; its state may reuse an old id)
+                started.pop(key, None)
+            else:
+                started[key] = (t, len(wire_times))
+                wire_times.append(perf() - t)
+        elif key in started:  # a further request of the same move: the move ends later
+            t, index = started[key]
+            wire_times[index] = perf() - t
+        return fut
+
+    LiarsDiceBot.on_line, LiarsDiceBot.ask = on_line, ask
+
+
+async def server_main(args, results: dict) -> None:
+    from games.arena.service import Arena
+
+    from games.arena.management.commands.serve import freeze_startup_heap
+
+    arena = Arena()
+    arena.server_times = []
+    await arena.start()
+    freeze_startup_heap()  # as manage.py serve does once it is up
+    port = arena.listeners[0].port
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--bots", "--port", str(port), "--matches", str(args.matches),
+        "--pairs", str(args.pairs), "--cpu", str(args.bots_cpu), stdout=asyncio.subprocess.PIPE)
+    out, _ = await proc.communicate()
+    # The runner task finishes the match (writes the result) right after closing the sockets.
+    while arena.tasks:
+        await asyncio.sleep(0.01)
+    await arena.writer.flush()
+    results["bots"] = json.loads(out)
+    results["server_times"] = arena.server_times
+    results["written"] = arena.writer.written
+    await arena.stop()
+
+
+def check_log(results: dict) -> dict:
+    """Event rows against the bots' answers; each match replayed from its log."""
+    from django.db.models import Count, Max
+
+    from games.arena import replay
+    from games.arena.models import Event, Match
+
+    matches = list(Match.objects.order_by("pk"))
+    per_match = {r["match"]: r for r in Event.objects.values("match").annotate(n=Count("id"), top=Max("seq"))}
+    replay_ok = 0
+    for m in matches:
+        state = replay.final_state(m)
+        if m.status == "finished" and state.is_terminal() and state.result() == m.result:
+            replay_ok += 1
+    return {
+        "matches": len(matches),
+        "finished": sum(m.status == "finished" for m in matches),
+        "games_won": sum(sum(m.result["scores"]) for m in matches if m.status == "finished"),
+        "events": Event.objects.count(),
+        "forced": Event.objects.filter(forced=True).count(),
+        "seq_gapless": all(r["n"] == r["top"] for r in per_match.values()),
+        "replayed_ok": replay_ok,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--games", type=int, default=200, help="games per match (LIARS_DICE_AUTO_GAMES)")
+    parser.add_argument("--matches", type=int, default=5, help="consecutive matches per pair of bots")
+    parser.add_argument("--pairs", type=int, default=1, help="pairs of bots playing at the same time")
+    parser.add_argument("--profile", help="write a cProfile of the server process to this file")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary data directory")
+    parser.add_argument("--pin", default="0,1", help="CPUs for server,bots (sched_setaffinity); 'no' to leave "
+                        "both to the scheduler (default 0,1)")
+    parser.add_argument("--bots", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--cpu", type=int, default=-1, help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.bots:
+        if args.cpu >= 0:
+            os.sched_setaffinity(0, {args.cpu})
+        bots_main(args.port, args.matches, args.pairs)
+        return
+
+    args.bots_cpu = -1
+    if args.pin != "no":
+        server_cpu, args.bots_cpu = (int(c) for c in args.pin.split(","))
+        os.sched_setaffinity(0, {server_cpu})
+    data_dir = Path(tempfile.mkdtemp(prefix="bench-ld-"))
+    try:
+        setup_django(data_dir, args.games)
+        wire_times: list[float] = []
+        counters = {"asks": 0}
+        instrument_wire(wire_times, counters)
+        results: dict = {}
+        load_before = os.getloadavg()
+        profiler = None
+        if args.profile:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+        asyncio.run(server_main(args, results))
+        if profiler:
+            profiler.disable()
+            profiler.dump_stats(args.profile)
+        load_after = os.getloadavg()
+        log = check_log(results)
+        bots = results["bots"]
+        games = args.games * bots["matches"]
+        moves = len(results["server_times"])  # one entry per step (the last one of a match: to its end)
+        server_us = [t * 1e6 for t in results["server_times"]]
+        wire_us = [t * 1e6 for t in wire_times]
+
+        print(f"Liar's Dice throughput: 2 players, 6 dice, {args.games} games a match, "
+              f"{args.matches} match(es) one after another x {args.pairs} pair(s) of bots at once")
+        print(f"  load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
+              f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} ({os.cpu_count()} cores)"
+              f"{'  [cProfile on: slower]' if profiler else ''}")
+        print(f"  {games} games, {moves} moves ({moves / games:.1f} a game), {bots['requests']} move_requests "
+              f"answered in {bots['seconds']:.2f} s (bot side, connect to last close)")
+        print(f"  games per second: {games / bots['seconds']:.1f}   moves per second: {moves / bots['seconds']:.0f}"
+              f"   (target >= 100 games/s)")
+        for label, values in (("runner", server_us), ("wire", wire_us)):
+            print(f"  server time per move, {label:6s}: p50 {pct(values, 50):6.1f} us  p99 {pct(values, 99):6.1f} us"
+                  f"  max {max(values):8.1f} us  mean {statistics.fmean(values):6.1f} us  (n={len(values)}; "
+                  f"target p99 < 1000 us)")
+        ok = (log["events"] == bots["requests"] == counters["asks"] == results["written"]
+              and log["forced"] == 0 and log["seq_gapless"] and log["finished"] == bots["matches"]
+              and log["games_won"] == games and log["replayed_ok"] == log["matches"])
+        print(f"  event log: {log['events']} rows written ({results['written']} by the writer) for "
+              f"{bots['requests']} answers sent by the bots and {counters['asks']} requests asked; "
+              f"{log['forced']} forced; seq gapless: {log['seq_gapless']}; {log['finished']}/{log['matches']} "
+              f"matches finished, {log['games_won']} games in their results; {log['replayed_ok']} replayed from "
+              f"the log to the stored result  -> {'OK' if ok else 'MISMATCH'}")
+        if not ok:
+            sys.exit(1)
+    finally:
+        if args.keep:
+            print(f"  data kept in {data_dir}")
+        else:
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
