@@ -83,9 +83,12 @@ async def run(port: int, matches: int) -> None:
     for i in range(4):
         bots.append(await sync_to_async(RegisteredBot.objects.create)(
             owner=owner, game="jass", name=f"bot{i}", base_url=f"http://127.0.0.1:{port}/bot{i}", path_style="kit"))
+    from games.arena.management.commands.serve import freeze_startup_heap
+
     transport.OVERHEAD_MS = overhead = []
     arena = Arena(listen=False)
     await arena.start()
+    freeze_startup_heap()  # as manage.py serve does once it is up
     started = time.perf_counter()
     deals = 0
     try:
@@ -100,6 +103,8 @@ async def run(port: int, matches: int) -> None:
     elapsed = time.perf_counter() - started
     forced = await sync_to_async(Event.objects.filter(forced=True).count)()
     events = await sync_to_async(Event.objects.count)()
+    slowest = sorted(range(len(overhead)), key=overhead.__getitem__)[-15:]
+    print("slowest calls (index, ms):", [(i, round(overhead[i], 1)) for i in slowest])
     overhead.sort()
     p = lambda q: overhead[min(len(overhead) - 1, int(q * len(overhead)))]  # noqa: E731
     print(f"{matches} matches to 1000, {deals} games, {events} events ({forced} forced) in {elapsed:.1f} s "

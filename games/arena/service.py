@@ -50,6 +50,7 @@ class Arena:
         if stale:
             log.warning("marked %d match(es) left running by a previous server as aborted", stale)
         self.writer.start()
+        http_bots.client()  # build it now (its TLS context takes ~30 ms), not on a bot's first move
         loop = asyncio.get_running_loop()
         self.channel = await self.layer.new_channel("arena.")
         await self.layer.group_add(CONTROL_GROUP, self.channel)

@@ -27,6 +27,9 @@ log = logging.getLogger("arena.jass")
 #: the call's wall time minus what the bot reported as its own time, when it reports one.
 OVERHEAD_MS: list[float] | None = None
 
+#: Seconds between the end of a game and its game_info calls (see ``_game_info``).
+GAME_INFO_DELAY = 0.02
+
 
 class JassHttpBot(SeatEndpoint):
     """A registered HTTP bot at a seat.  ``base_url`` is already checked; ``path_style`` is
@@ -93,6 +96,9 @@ class JassHttpBot(SeatEndpoint):
                 task.add_done_callback(self._pending.discard)
 
     async def _game_info(self, body: dict) -> None:
+        # game_info only informs: the next game's first request (sent right after) goes
+        # first, so four bots' game_info calls never queue in front of a move.
+        await asyncio.sleep(GAME_INFO_DELAY)
         try:
             await http_bots.post_json(self.base_url + self.paths["info"], body, self.deadline_s, expect_json=False)
         except http_bots.BotCallError as exc:
