@@ -18,3 +18,21 @@ def test_two_bots_play_a_match_and_it_is_in_the_history(arena):
     assert overs[-1]["game_winner"] in (1, 2)
     with urllib.request.urlopen(arena.url + "/") as resp:
         assert b"Liar" in resp.read()
+
+
+TAG = '<span class="tag">automatic</span>'
+
+
+def test_a_bot_that_hangs_up_before_its_table_starts_leaves_no_table_behind(arena):
+    import socket
+    import time
+
+    with socket.create_connection(("127.0.0.1", arena.liars_dice_port)):
+        deadline = time.monotonic() + 5
+        while TAG not in urllib.request.urlopen(arena.url + "/").read().decode():
+            assert time.monotonic() < deadline, "the waiting bot's automatic table is shown"
+            time.sleep(0.05)
+    deadline = time.monotonic() + 5
+    while TAG in urllib.request.urlopen(arena.url + "/").read().decode():
+        assert time.monotonic() < deadline, "the empty automatic table is removed"
+        time.sleep(0.05)

@@ -100,8 +100,8 @@ class Arena:
     async def bot_left(self, seat_id: int) -> None:
         """A waiting bot disconnected before its table started: open its seat again."""
         if self.waiting.pop(seat_id, None) is not None:
-            await sync_to_async(tables.free_bot_seat)(seat_id)
             match_id = await sync_to_async(lambda: Seat.objects.filter(pk=seat_id).values_list("match_id", flat=True).first())()
+            await sync_to_async(tables.free_bot_seat)(seat_id)
             if match_id:
                 await self.layer.group_send(table_group(match_id), {"type": "table.update"})
 

@@ -136,8 +136,11 @@ def claim_bot_seat(game: str, name: str) -> Seat | None:
 
 
 def free_bot_seat(seat_id: int) -> None:
-    """A bot left before its table started: the seat is open again."""
+    """A bot left before its table started: the seat is open again.  An automatic table left
+    with nobody at it is removed (a port scan or a bot that hung up leaves nothing behind)."""
     Seat.objects.filter(pk=seat_id, match__status=Match.Status.OPEN).update(occupied=False, display_name="")
+    Match.objects.filter(seats__pk=seat_id, auto=True, status=Match.Status.OPEN).exclude(
+        seats__occupied=True).delete()
 
 
 def rename_seat(seat_id: int, name: str) -> None:
