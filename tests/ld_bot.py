@@ -9,6 +9,7 @@ import json
 import random
 import socket
 import threading
+import time
 from typing import Callable
 
 
@@ -38,6 +39,7 @@ class LDBot:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.decide = decide
         self.received: list[dict] = []
+        self.stamps: list[float] = []  # time.monotonic() of each arrival, as received
         self.closed = threading.Event()
         self.lock = threading.Lock()
         if name is not None:
@@ -63,15 +65,21 @@ class LDBot:
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
                     msg = json.loads(line)
+                    self.stamps.append(time.monotonic())
                     self.received.append(msg)
-                    if msg.get("subject") == "move_request" and self.decide is not None:
-                        move = self.decide(msg)
-                        if move is not None:
-                            self.send_obj({"message_id": msg["message_id"], "move": move})
+                    if msg.get("subject") == "move_request":
+                        self.answer(msg)
         except OSError:
             pass
         finally:
             self.closed.set()
+
+    def answer(self, msg: dict) -> None:
+        """Reply to one ``move_request`` with ``decide(msg)`` (None: stay silent)."""
+        if self.decide is not None:
+            move = self.decide(msg)
+            if move is not None:
+                self.send_obj({"message_id": msg["message_id"], "move": move})
 
     def requests(self) -> list[dict]:
         return [m for m in self.received if m.get("subject") == "move_request"]

@@ -107,32 +107,15 @@ class Bot(LDBot):
 
     def __init__(self, port, name=None, decide=playing, seed=0):
         Bot.made.append(self)
-        self.stamps: list[float] = []
         self.rng = random.Random(seed)
         self.decide_with_bot = decide
         super().__init__(port, name=name, decide=None)
 
-    def _run(self) -> None:
-        buf = b""
-        try:
-            while True:
-                chunk = self.sock.recv(65536)
-                if not chunk:
-                    break
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    msg = json.loads(line)
-                    self.stamps.append(time.monotonic())
-                    self.received.append(msg)
-                    if msg.get("subject") == "move_request" and self.decide_with_bot is not None:
-                        move = self.decide_with_bot(self, msg)
-                        if move is not None:
-                            self.reply(msg, move)
-        except OSError:
-            pass
-        finally:
-            self.closed.set()
+    def answer(self, msg) -> None:
+        if self.decide_with_bot is not None:
+            move = self.decide_with_bot(self, msg)
+            if move is not None:
+                self.reply(msg, move)
 
     def reply(self, msg, move) -> None:
         try:
