@@ -5,7 +5,7 @@
    Push only before a push, your seat is at the bottom, spectators see card backs only.
 2. A whole game with the real server (``manage.py serve``) and a real HTTP bot service in
    this process: a person signs up, registers the bot service at /bots/ and tests the
-   connection, creates a one-game table with two registered bots and a built-in bot, plays
+   connection, creates a one-game table with three registered HTTP bots, plays
    the game by clicking while a guest watches on a phone and never sees a card of a hand,
    then steps through the replay and downloads the log with all four hands.
 """
@@ -205,14 +205,14 @@ def play_and_watch(arena, browser, service, started):  # noqa: F811
     assert any(path == "/good/action_trump" for path, _ in service.calls)
     register_bot(page, "pusher-bot", service.url("pusher"))  # pushes whenever it is forehand
 
-    # --- a one-game table: me, the registered bot, my partner the pusher, a built-in bot ---
+    # --- a one-game table: me, my partner the pusher, the good bot on either side ----------
     page.goto(arena.url + "/")
     jass.get_by_role("link", name="Create a table").click()
     page.get_by_label("Stop after this many games").fill("1")
     page.get_by_label("North").select_option("me")
     page.get_by_label("East").select_option(label=f"Registered bot: good-bot ({USER})")
     page.get_by_label("South").select_option(label=f"Registered bot: pusher-bot ({USER})")
-    page.get_by_label("West").select_option(label="Built-in: Rule-based bot")
+    page.get_by_label("West").select_option(label=f"Registered bot: good-bot ({USER})")
     page.get_by_role("button", name="Create table").click()
     page.locator(".jass-table").wait_for()
     match_id = int(re.search(r"/matches/(\d+)/", page.url).group(1))
