@@ -81,7 +81,8 @@ async def test_kit_style_bots_get_their_own_hand_and_game_info(service):
 
 async def test_seed_style_paths(service):
     bot = await sync_to_async(register)("seedbot", service.url(), "seed")
-    match = await play([f"registered:{bot.pk}", "builtin:random", "builtin:random", "builtin:random"])
+    match = await play([f"registered:{bot.pk}", "builtin:random", "builtin:random", "builtin:random"],
+                       until=lambda: any(p == "/game_info" for p, _ in service.calls))
     assert match.status == "finished"
     assert {p for p, _ in service.calls} >= {"/play_card", "/game_info"}
 

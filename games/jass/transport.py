@@ -27,7 +27,8 @@ log = logging.getLogger("arena.jass")
 #: the call's wall time minus what the bot reported as its own time, when it reports one.
 OVERHEAD_MS: list[float] | None = None
 
-#: Seconds between the end of a game and its game_info calls (see ``_game_info``).
+#: Seconds between the end of a game and seat 0's game_info call, and between seats' calls
+#: (see ``_game_info``).
 GAME_INFO_DELAY = 0.02
 
 
@@ -91,14 +92,15 @@ class JassHttpBot(SeatEndpoint):
         for happening in happenings:
             if happening["type"] == "deal_over":
                 body = protocol.game_info_body(happening, seat, config)
-                task = asyncio.get_running_loop().create_task(self._game_info(body))
+                task = asyncio.get_running_loop().create_task(self._game_info(body, GAME_INFO_DELAY * (seat + 1)))
                 self._pending.add(task)
                 task.add_done_callback(self._pending.discard)
 
-    async def _game_info(self, body: dict) -> None:
+    async def _game_info(self, body: dict, delay_s: float) -> None:
         # game_info only informs: the next game's first request (sent right after) goes
-        # first, so four bots' game_info calls never queue in front of a move.
-        await asyncio.sleep(GAME_INFO_DELAY)
+        # first, and the four seats' calls go one after another (staggered by seat) rather
+        # than all at once in front of a move.
+        await asyncio.sleep(delay_s)
         try:
             await http_bots.post_json(self.base_url + self.paths["info"], body, self.deadline_s, expect_json=False)
         except http_bots.BotCallError as exc:
