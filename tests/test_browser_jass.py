@@ -48,7 +48,7 @@ RENDER = """([view, mySeat, request, replay, names]) => {
   window.__acted = [];
   Arena.games.jass.render(view, {seats, mySeat, request, replay, happenings: [], answers: [], answered: null,
     board: document.getElementById('board'), actions: document.getElementById('actions'), step: replay ? 1 : undefined,
-    act: (a) => window.__acted.push(a), name: (s) => names[s], forcedFor: () => []});
+    act: (a) => window.__acted.push(a), name: (s) => names[s], forcedFor: () => [], othersCountdown: () => null});
 }"""
 
 

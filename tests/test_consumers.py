@@ -96,14 +96,17 @@ async def test_person_plays_builtin_bot_and_spectator_sees_only_public_views():
         assert sum(view["wins"]) == 1 and "hands" in view  # the end shows every hand
         assert seen_versions == sorted(set(seen_versions))
         # The spectator saw the same match, without anyone's current dice.
-        spectated = []
+        spectated, countdowns = [], 0
         while not await spectator.receive_nothing(0.05):
             msg = await spectator.receive_json_from()
             if msg["type"] == "match.view":
                 assert msg["audience"] == "public"
                 assert_no_current_hands(msg["view"], own_seat=None)
+                assert "request" not in msg  # only the person's own view carries it
+                countdowns += "0" in msg["deadlines"]  # ...but everyone sees how long they have
                 spectated.append(msg["version"])
         assert spectated and spectated[-1] == seen_versions[-1]
+        assert countdowns > 0
         await asyncio.wait_for(asyncio.gather(*arena.tasks.values()), 5)
         match = await sync_to_async(Match.objects.get)(pk=match_id)
         assert match.status == Match.Status.FINISHED

@@ -87,9 +87,12 @@ class MatchRunner:
         now = time.time()
         state = self.state
         names = [ep.display_name for ep in self.endpoints]  # a bot may name itself mid-match
+        # When each person must answer by (epoch seconds), so others see their countdown.
+        deadlines = {str(seat): self.endpoints[seat].open_request["deadline"]
+                     for seat in self.humans if self.endpoints[seat].open_request}
         msg = view_message({"type": "match.view", "version": self.version, "ts": now, "audience": "public",
                             "view": self._public_view(), "happenings": happenings, "answers": answers,
-                            "names": names})
+                            "names": names, "deadlines": deadlines})
         self.latest["public"] = msg
         await self.publish(public_group(self.match_id), msg)
         for seat in self.humans:
@@ -97,6 +100,7 @@ class MatchRunner:
             view = state.full_observation() if state.is_terminal() else state.observation(seat)
             seat_msg = view_message({"type": "match.view", "version": self.version, "ts": now, "audience": seat,
                                      "view": view, "happenings": happenings, "answers": answers, "names": names,
+                                     "deadlines": deadlines,
                                      "request": ep.open_request if not state.is_terminal() else None})
             self.latest[seat] = seat_msg
             await self.publish(seat_group(self.match_id, seat), seat_msg)

@@ -138,7 +138,7 @@ def match_page(request, match_id: int):
     seats = list(match.seats.all())
     labels = [spec.seat_label(match.config, s.index) for s in seats]
     done = match.status in (Match.Status.FINISHED, Match.Status.ABORTED)
-    exports = [(fmt, label) for fmt, (label, _) in getattr(spec, "exports", {}).items()] if done else []
+    exports = [(fmt, label) for fmt, (label, _) in spec.exports.items()] if done else []
     deals = match.result.get("deals") if isinstance(match.result, dict) else None
     return render(request, "arena/match.html", {
         "match": match, "spec": spec, "seats": seats, "sitter": sitter, "my_seat": my_seat,

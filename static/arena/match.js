@@ -88,6 +88,11 @@ const Arena = {
     } else {
       this.deadline = null;
     }
+    // Other people's deadlines, for the countdown next to whoever is thinking.
+    this.deadlines = {};
+    for (const [seat, deadline] of Object.entries(msg.deadlines || {})) {
+      if (msg.ts) this.deadlines[seat] = performance.now() + (deadline - msg.ts) * 1000;
+    }
     this.rerender();
     if (msg.view && msg.view.terminal && this.data.status === 'running') {
       this.flash('The match is over. Opening the replay…');
@@ -136,15 +141,22 @@ const Arena = {
         this.rerender();
       },
       forcedFor: (gameNumber, roundNumber) => this.forced[`${gameNumber}/${roundNumber}`] || [],
+      // A countdown for another seat's person, or null when they have no open request.
+      othersCountdown: (seat) => (!this.replay && this.deadlines && this.deadlines[seat] !== undefined
+        ? el('span', {class: 'countdown', 'data-seat': String(seat), title: 'seconds left'}) : null),
       name: (seat) => (this.data.seats[seat] && this.data.seats[seat].name) || `Seat ${seat + 1}`,
     };
   },
 
-  // Every element with class "countdown" shows the seconds left on the open request.
+  // Every element with class "countdown" shows the seconds left on the open request; one
+  // with data-seat shows that person's (a spectator watching someone think).
   tick() {
-    const left = this.deadline === null ? null : Math.max(0, (this.deadline - performance.now()) / 1000);
+    const now = performance.now();
     document.querySelectorAll('.countdown').forEach((el) => {
-      if (left === null || this.answered) { el.textContent = ''; return; }
+      const seat = el.dataset.seat;
+      const deadline = seat === undefined ? (this.answered ? null : this.deadline) : (this.deadlines || {})[seat];
+      if (deadline === null || deadline === undefined) { el.textContent = ''; return; }
+      const left = Math.max(0, (deadline - now) / 1000);
       el.textContent = `${Math.ceil(left)} s`;
       el.classList.toggle('urgent', left < 5);
     });

@@ -216,7 +216,7 @@
     return el('div', {class: 'status-line', 'data-testid': 'status'},
       el('span', {class: 'where'}, ctx.replay ? `Replay · ${games}` : games),
       el('span', {class: 'turn' + (mine ? ' mine' : '')}, turn),
-      mine ? el('span', {class: 'countdown', title: 'seconds left'}) : null);
+      mine ? el('span', {class: 'countdown', title: 'seconds left'}) : ctx.othersCountdown(p));
   }
 
   function renderFacts(view, ctx) {

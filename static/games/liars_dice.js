@@ -68,7 +68,7 @@
     return el('div', {class: 'status-line', 'data-testid': 'status'},
       el('span', {class: 'where'}, ctx.replay ? `Replay · ${where}` : where),
       el('span', {class: 'turn' + (mine ? ' mine' : '')}, turn),
-      mine ? el('span', {class: 'countdown', title: 'seconds left'}) : null);
+      mine ? el('span', {class: 'countdown', title: 'seconds left'}) : ctx.othersCountdown(view.on_turn));
   }
 
   function renderPlayers(view, ctx) {
