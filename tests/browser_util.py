@@ -7,15 +7,14 @@ Playwright is missing.
 
 - ``browser``: one Chromium per test module;
 - ``new_page(browser, viewport=DESKTOP)``: a page in a fresh context (its own cookies, so a
-  second guest), which records JavaScript errors in ``page.errors``;
-- ``wait_until(predicate, timeout, what)``: poll a Python predicate (for state outside the
-  page, e.g. a bot's inbox); inside a page, use Playwright's own waiting instead.
+  second guest), which records JavaScript errors in ``page.errors``.
+
+Outside a page (a bot's inbox, the API), poll with ``tests.serverproc.wait_until``; inside a
+page, use Playwright's own waiting.
 """
 from __future__ import annotations
 
 import os
-import time
-from typing import Callable
 
 import pytest
 
@@ -59,17 +58,3 @@ def new_page(browser, viewport: dict = DESKTOP, init_script: str | None = None):
     page.errors = []
     page.on("pageerror", lambda exc: page.errors.append(str(exc)))
     return page
-
-
-def wait_until(predicate: Callable[[], object], timeout: float = 10.0, what: str = "condition",
-               interval: float = 0.05):
-    """Poll ``predicate`` until it returns something truthy (returned); raise ``AssertionError``
-    naming ``what`` after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(interval)

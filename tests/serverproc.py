@@ -33,6 +33,19 @@ def wait_for_port(port: int, timeout: float = 30.0) -> None:
     raise TimeoutError(f"nothing listening on port {port} after {timeout} s")
 
 
+def wait_until(predicate, timeout: float = 10.0, what: str = "condition", interval: float = 0.05):
+    """Poll ``predicate`` until it returns something truthy (returned); raise ``AssertionError``
+    naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
 @dataclass
 class ArenaProcess:
     """A running ``manage.py serve``: its URL, bot port, log file and environment."""

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 import pytest
 
 from tests.ld_bot import LDBot, simple_move
-from tests.serverproc import start_arena
+from tests.serverproc import start_arena, wait_until
 
 DEADLINE = 0.5
 WAIT = 20.0  # upper bound for anything that should take a second or two
@@ -54,14 +54,7 @@ def serve(arena_factory, players=2, dice=2, games=1, deadline=DEADLINE, **extra)
 
 def wait_for(predicate, timeout=WAIT, what="condition"):
     """Poll ``predicate`` until it is true; fail after ``timeout`` seconds."""
-    end = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > end:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.01)
+    return wait_until(predicate, timeout, what, interval=0.02)
 
 
 def wait_log(arena, text, timeout=5.0):

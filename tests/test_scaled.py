@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import uuid
 
 import psycopg
@@ -12,6 +11,7 @@ import pytest
 
 from tests.human_client import Guest
 from tests.ld_bot import LDBot
+from tests.serverproc import wait_until
 
 pytestmark = pytest.mark.services
 
@@ -59,15 +59,6 @@ async def play_until_over(guest: Guest, match_id: int) -> tuple[dict, int]:
                 moves += 1
 
 
-def wait_until(predicate, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("condition not met in time")
-
 
 def test_person_on_web_process_plays_bot_whose_runner_is_in_arena_process(arena_factory, scaled_env):
     arena = arena_factory(role="arena", env=scaled_env)
@@ -76,13 +67,13 @@ def test_person_on_web_process_plays_bot_whose_runner_is_in_arena_process(arena_
     match_id = guest.create_table("liars_dice", {"players": 2, "dice": 2, "games": 1}, ["me", "open_bot"])
 
     bot = LDBot(arena.liars_dice_port, "remote-bot")
-    wait_until(lambda: "running" in guest.get(f"/matches/{match_id}/"))
+    wait_until(lambda: "running" in guest.get(f"/matches/{match_id}/"), 20)
     view, moves = asyncio.run(play_until_over(guest, match_id))
     assert moves >= 1
     assert sum(view["wins"]) == 1
     assert bot.closed.wait(10), "the arena closes the bot's connection after the match"
 
-    detail = wait_until(lambda: (d := guest.get_json(f"/api/matches/{match_id}/"))["status"] == "finished" and d)
+    detail = wait_until(lambda: (d := guest.get_json(f"/api/matches/{match_id}/"))["status"] == "finished" and d, 20)
     assert [s["name"] for s in detail["seats"]] == ["carol", "remote-bot"]
     assert detail["result"]["scores"] == view["wins"]
     human_events = [e for e in detail["events"] if e["seat"] == 0]
