@@ -30,7 +30,7 @@ def played_match(config=None, seed=5) -> Match:
         policy = bots.rule_bot if seat % 2 == 0 else bots.random_bot
         action = policy(state.observation(seat), state.legal_actions(seat), rng)
         seq += 1
-        rows.append((match.pk, seq, seq, seat, action, False, "", 0.1))
+        rows.append((match.pk, seq, seq, seat, action, False, "", 0.1, ""))
         state.apply({seat: action})
     write_rows(rows)
     tables.finish(match.pk, state.result())

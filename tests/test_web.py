@@ -32,7 +32,7 @@ def finished_match(names, seed=7, finished_at=None, config=None) -> Match:
         answers = {s: bots.probability_bot(state.observation(s), state.legal_actions(s), rng) for s in state.to_act()}
         for s, a in answers.items():
             seq += 1
-            rows.append((match.pk, seq, step, s, a, False, "", 1.0))
+            rows.append((match.pk, seq, step, s, a, False, "", 1.0, ""))
         state.apply(answers)
     write_rows(rows)
     tables.finish(match.pk, state.result())

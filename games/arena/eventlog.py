@@ -19,7 +19,7 @@ from django.db import connection, transaction
 
 log = logging.getLogger("arena.eventlog")
 
-#: (match_id, seq, step, seat, action, forced, reason, think_ms)
+#: (match_id, seq, step, seat, action, forced, reason, think_ms, detail)
 EventRow = tuple
 
 #: Under load, batches start at least this far apart (seconds).  Each batch costs a hand-off
@@ -28,7 +28,7 @@ EventRow = tuple
 MIN_BATCH_INTERVAL = 0.002
 
 
-_COLUMNS = ("match_id", "seq", "step", "seat", "action", "forced", "reason", "think_ms")
+_COLUMNS = ("match_id", "seq", "step", "seat", "action", "forced", "reason", "think_ms", "detail")
 
 
 def write_rows(rows: list[EventRow]) -> None:
@@ -53,7 +53,8 @@ def write_rows(rows: list[EventRow]) -> None:
         sql = "INSERT INTO %s (%s) VALUES (%s)" % (
             qn(meta.db_table), ", ".join(qn(c) for c in _COLUMNS), ", ".join(["%s"] * len(_COLUMNS)))
         prep_action = meta.get_field("action").get_db_prep_save
-        params = [(m, q, st, s, prep_action(a, connection), f, r[:200], t) for (m, q, st, s, a, f, r, t) in rows]
+        params = [(m, q, st, s, prep_action(a, connection), f, r[:200], t, d[:300])
+                  for (m, q, st, s, a, f, r, t, d) in rows]
         with transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.executemany(sql, params)

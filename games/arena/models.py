@@ -32,6 +32,12 @@ class Match(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True, db_index=True)
     #: ``{"scores": [...], "winner": seat | None, ...}`` from the rules, or the abort reason.
     result = models.JSONField(null=True, blank=True)
+    #: The last state's view with every hand, stored when the match ends, so a finished
+    #: match's page never re-runs its whole log.
+    final_view = models.JSONField(null=True, blank=True)
+    #: Who created the table, for the per-minute creation limit: ``"user:<id>"`` or
+    #: ``"ip:<address>"`` (empty for tables the arena creates).
+    creator_key = models.CharField(max_length=64, blank=True, db_index=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -64,7 +70,14 @@ class Seat(models.Model):
 
     class Meta:
         ordering = ["match", "index"]
-        constraints = [models.UniqueConstraint(fields=["match", "index"], name="unique_seat_index")]
+        constraints = [
+            models.UniqueConstraint(fields=["match", "index"], name="unique_seat_index"),
+            # One seat per person and table, whatever races between two requests.
+            models.UniqueConstraint(fields=["match", "user"], condition=models.Q(user__isnull=False),
+                                    name="one_seat_per_user"),
+            models.UniqueConstraint(fields=["match", "session_key"], condition=~models.Q(session_key=""),
+                                    name="one_seat_per_guest_session"),
+        ]
 
     def __str__(self):
         return f"seat {self.index} of match {self.match_id}: {self.display_name or self.kind}"
@@ -75,7 +88,10 @@ class Event(models.Model):
 
     ``step`` groups the answers applied together (Liar's Dice asks every player each move);
     ``forced`` marks answers the server supplied (timeout, malformed reply, disconnect) with
-    ``reason``; ``think_ms`` is the time from request to answer.
+    ``reason``, which carries public facts only (it is shown to everyone live), and ``detail``,
+    the full explanation that may name the seat's own hidden information (shown live only to
+    that seat, to everyone once the match is over); ``think_ms`` is the time from request to
+    answer.
     """
 
     match = models.ForeignKey(Match, related_name="events", on_delete=models.CASCADE)
@@ -85,6 +101,7 @@ class Event(models.Model):
     action = models.JSONField(null=True)
     forced = models.BooleanField(default=False)
     reason = models.CharField(max_length=200, blank=True)
+    detail = models.CharField(max_length=300, blank=True)
     think_ms = models.FloatField(null=True)
 
     class Meta:
@@ -113,8 +130,11 @@ class RegisteredBot(models.Model):
     base_url = models.CharField(max_length=300)
     path_style = models.CharField(max_length=8, choices=PathStyle.choices, default=PathStyle.KIT)
     created_at = models.DateTimeField(auto_now_add=True)
+    #: Only the owner sees what the last test answered (it may be an internal service's text).
     last_check = models.JSONField(null=True, blank=True)
     last_checked_at = models.DateTimeField(null=True, blank=True)
+    #: Whether other users may seat this bot at their tables (the owner always may).
+    shared = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["game", "name"]
@@ -122,3 +142,21 @@ class RegisteredBot(models.Model):
 
     def __str__(self):
         return f"{self.name} ({self.game}, {self.base_url})"
+
+
+class Snapshot(models.Model):
+    """The rules state of a match after ``step``, kept so that a replay page starts from the
+    nearest snapshot instead of re-running the log from its first step.
+
+    ``state`` is a pickle of the game's ``State`` (written and read only by this server; a
+    snapshot that no longer loads, e.g. after a rules change, is ignored and the replay runs
+    from the nearest earlier one or from the start).
+    """
+
+    match = models.ForeignKey(Match, related_name="snapshots", on_delete=models.CASCADE)
+    step = models.PositiveIntegerField()
+    state = models.BinaryField()
+
+    class Meta:
+        ordering = ["match", "step"]
+        constraints = [models.UniqueConstraint(fields=["match", "step"], name="unique_snapshot_step")]

@@ -151,7 +151,7 @@ class MatchRunner:
                 actions[seat] = answer.action
                 self.seq += 1
                 events.append((self.match_id, self.seq, self.step, seat, answer.action,
-                               answer.forced, answer.reason, answer.think_ms))
+                               answer.forced, answer.reason, answer.think_ms, answer.detail))
                 if answer.forced:
                     log.info("match %s step %s seat %s forced: %s", self.match_id, self.step, seat, answer.reason)
             self.writer.append(events)

@@ -21,14 +21,17 @@ class Answer:
     """A seat's answer to one request.
 
     ``forced`` is True when the server chose ``action`` for the seat (timeout, malformed reply,
-    disconnect, illegal move) and ``reason`` then says why; ``think_ms`` is request-to-answer
-    time in milliseconds.
+    disconnect, illegal move) and ``reason`` then says why in public facts only (everyone at
+    the table sees it live); ``detail`` is the full explanation, which may name the seat's own
+    hidden information (its hand) and goes live only to that seat; ``think_ms`` is
+    request-to-answer time in milliseconds.
     """
 
     action: Action
     forced: bool = False
     reason: str = ""
     think_ms: float = 0.0
+    detail: str = ""
 
 
 class SeatEndpoint:
@@ -85,13 +88,14 @@ class TimedRequest:
     def pending(self) -> bool:
         return not self.future.done()
 
-    def resolve(self, action: Action, forced: bool = False, reason: str = "") -> bool:
-        """Settle with an answer; returns False if it was settled already."""
+    def resolve(self, action: Action, forced: bool = False, reason: str = "", detail: str = "") -> bool:
+        """Settle with an answer (``reason``/``detail`` as in :class:`Answer`); returns False if
+        it was settled already."""
         if self.future.done():
             return False
         self._timer.cancel()
         think = (time.perf_counter() - self.started) * 1000
-        self.future.set_result(Answer(action, forced, reason, think))
+        self.future.set_result(Answer(action, forced, reason, think, detail))
         return True
 
 
