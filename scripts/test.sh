@@ -3,6 +3,6 @@
 # tests, and the PostgreSQL and Redis servers the scaled-mode tests use for real.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh test
+./scripts/setup.sh
 ./scripts/services.sh
 exec .venv/bin/python -m pytest "$@"
