@@ -82,7 +82,8 @@ async def run(port: int, matches: int) -> None:
     bots = []
     for i in range(4):
         bots.append(await sync_to_async(RegisteredBot.objects.create)(
-            owner=owner, game="jass", name=f"bot{i}", base_url=f"http://127.0.0.1:{port}/bot{i}", path_style="kit"))
+            owner=owner, game="jass", name=f"bot{i}", base_url=f"http://127.0.0.1:{port}/bot{i}", path_style="kit",
+            shared=True))  # seated by the arena (no sitter), so shared
     from games.arena.management.commands.serve import freeze_startup_heap
 
     transport.OVERHEAD_MS = overhead = []

@@ -2,7 +2,9 @@
 may host a seed-style bot (``/select_trump``, ``/play_card``, ``/game_info``) or kit-style
 bots (``/<name>/action_trump``, ...).  Behaviour per bot name: ``good`` plays a legal card,
 ``slow`` sleeps past the deadline, ``garbage`` answers non-JSON, ``illegal`` plays a card it
-does not hold, ``wrongkey`` answers ``{"cards": ...}``, ``error`` answers 500."""
+does not hold, ``wrongkey`` answers ``{"cards": ...}``, ``error`` answers 500, ``deep`` answers
+JSON nested 10,000 deep, ``late<ms>`` (e.g. ``late9500``) waits that many milliseconds before
+its first answer and then plays as ``good``."""
 from __future__ import annotations
 
 import json
@@ -29,6 +31,7 @@ class BotService:
         service = self
         self.calls: list[tuple[str, dict]] = []
         self.slow_s = slow_s
+        self._late_done: set[str] = set()
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as real bot services
@@ -59,6 +62,11 @@ class BotService:
         trump = action in ("select_trump", "action_trump")
         if name == "slow":
             time.sleep(self.slow_s)
+        if name.startswith("late") and name not in self._late_done:
+            self._late_done.add(name)
+            time.sleep(int(name[4:]) / 1000)
+        if name == "deep":
+            return 200, b"[" * 10000 + b"]" * 10000
         if name == "garbage":
             return 200, b"<html>oops</html>"
         if name == "error":

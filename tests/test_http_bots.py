@@ -141,3 +141,26 @@ def test_url_checks():
                 "http://host:99999/", "javascript:alert(1)"):
         with pytest.raises(ValueError):
             http_bots.check_url(bad)
+
+
+def test_ipv6_forms_that_embed_a_private_ipv4_address_are_private():
+    """Issue 6 item 16: NAT64, 6to4, IPv4-compatible, SIIT and Teredo carry an IPv4 address."""
+    allowed = http_bots.address_allowed
+    for embedded in ("64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "2002:7f00:1::1", "2002:a00:1::",
+                     "::127.0.0.1", "::ffff:0:10.0.0.1", "2001:0:4136:e378:8000:63bf:80ff:fffe",
+                     "64:ff9b:1::1"):
+        assert not allowed(embedded, False), embedded
+        assert allowed(embedded, True), embedded
+    # The same forms around a public IPv4 address are public.
+    assert allowed("64:ff9b::808:808", False) and allowed("2002:808:808::1", False)
+
+
+def test_urls_httpx_cannot_use_are_refused_at_registration():
+    for bad in ("http://0177.0.0.1/", "http://[::1/"):
+        with pytest.raises(ValueError):
+            http_bots.check_url(bad)
+
+
+def test_nesting_depth_is_counted_outside_strings():
+    assert http_bots.json_too_deep(b"[" * 40 + b"]" * 40)
+    assert not http_bots.json_too_deep(b'{"card": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}')

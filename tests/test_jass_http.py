@@ -37,9 +37,11 @@ def service():
     svc.close()
 
 
-def register(name: str, url: str, style: str) -> RegisteredBot:
+def register(name: str, url: str, style: str, shared: bool = True) -> RegisteredBot:
+    """A bot of user "author"; shared by default, so that tables without a sitter may seat it."""
     owner, _ = User.objects.get_or_create(username="author")
-    return RegisteredBot.objects.create(owner=owner, game="jass", name=name, base_url=url, path_style=style)
+    return RegisteredBot.objects.create(owner=owner, game="jass", name=name, base_url=url, path_style=style,
+                                        shared=shared)
 
 
 async def play(seats: list[str], config=ONE_GAME, timeout: float = 60, until=None) -> Match:
@@ -93,6 +95,7 @@ async def test_seed_style_paths(service):
     ("error", "HTTP status 500"),
     ("wrongkey", 'no "card" key'),
     ("illegal", "you do not hold"),
+    ("deep", "nested more than 32 levels"),
 ])
 async def test_broken_bots_get_random_valid_moves_recorded_as_forced(service, name, reason):
     bot = await sync_to_async(register)(name, service.url(name), "kit")
@@ -132,3 +135,84 @@ async def test_probe_shows_what_the_bot_answered(service):
     assert not bad["ok"] and "not JSON" in bad["verdict"] and "oops" in bad["answer"]
     down = await probe("http://127.0.0.1:9", "seed")
     assert not down["ok"] and "ConnectError" in down["verdict"]
+
+
+async def test_probe_reports_deep_answers_and_unusable_urls(service):
+    from games.jass.transport import probe
+
+    deep = await probe(service.url("deep"), "kit")
+    assert not deep["ok"] and "nested more than 32 levels" in deep["verdict"]
+    octal = await probe("http://0177.0.0.1:1", "seed")  # registered before URLs were checked by httpx
+    assert not octal["ok"] and "invalid bot URL" in octal["verdict"]
+
+
+async def test_a_bot_url_httpx_cannot_use_gets_forced_moves_not_tracebacks(caplog):
+    bot = await sync_to_async(register)("octal", "http://0177.0.0.1:1", "kit")
+    match = await play([f"registered:{bot.pk}", "builtin:random", "builtin:random", "builtin:random"])
+    assert match.status == "finished"
+    events = await sync_to_async(lambda: list(Event.objects.filter(match=match, seat=0)))()
+    assert len(events) >= 9 and all(e.forced and "invalid bot URL" in e.reason for e in events)
+    assert not [r for r in caplog.records if r.exc_info], "no traceback per move"
+
+
+async def test_a_bot_has_the_whole_deadline_not_httpx_default(service, monkeypatch):
+    """JASS_BOT_DEADLINE 10 s: a first answer after 9.5 s counts, one after 10.5 s is forced."""
+    monkeypatch.setitem(settings.ARENA, "JASS_BOT_DEADLINE", 10.0)
+    in_time = await sync_to_async(register)("late9500", service.url("late9500"), "kit")
+    too_late = await sync_to_async(register)("late10500", service.url("late10500"), "kit")
+    arena = Arena(listen=False)
+    await arena.start()
+    try:
+        matches = [await sync_to_async(tables.create_table)(
+            "jass", ONE_GAME, [f"registered:{bot.pk}"] + ["builtin:random"] * 3, None) for bot in (in_time, too_late)]
+        for match in matches:
+            await arena.maybe_start(match.pk)
+        await asyncio.wait_for(asyncio.gather(*(arena.tasks[m.pk] for m in matches)), 40)
+    finally:
+        await arena.stop()
+    forced = await sync_to_async(lambda: [list(Event.objects.filter(match=m, seat=0, forced=True)) for m in matches])()
+    assert forced[0] == [], [e.reason for e in forced[0]]
+    assert len(forced[1]) == 1 and "no answer within 10 s" in forced[1][0].reason
+
+
+async def test_many_connection_tests_do_not_force_a_move_in_a_running_match(service, monkeypatch):
+    """300 concurrent "test the connection" requests (to a bot that never answers in time)
+    while a match with a registered bot runs: the match gets no forced move, the tests beyond
+    BOT_TESTS_IN_FLIGHT are refused with a message."""
+    from django.core.cache import cache
+    from django.test import AsyncClient
+
+    monkeypatch.setitem(settings.ARENA, "JASS_BOT_DEADLINE", 2.0)
+    monkeypatch.setitem(settings.ARENA, "BOT_TESTS_PER_MINUTE", 1000)
+    await sync_to_async(cache.clear)()
+    stuck = BotService(slow_s=3.0)  # the probes' target: its own server, so its threads cost the match nothing
+    try:
+        owner, probed = await sync_to_async(
+            lambda: (User.objects.get_or_create(username="author")[0],
+                     register("stuck", stuck.url("slow"), "kit", shared=False)))()
+        good = await sync_to_async(register)("good", service.url("good"), "kit")
+        web = AsyncClient()
+        await web.aforce_login(owner)
+        tests = [asyncio.create_task(web.post(f"/bots/{probed.pk}/test/", follow=True)) for _ in range(300)]
+        deadline = time.monotonic() + 20
+        while len(stuck.calls) < settings.ARENA["BOT_TESTS_IN_FLIGHT"] and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert len(stuck.calls) >= settings.ARENA["BOT_TESTS_IN_FLIGHT"], "the tests are in flight"
+        arena = Arena(listen=False)
+        await arena.start()
+        try:
+            match = await sync_to_async(tables.create_table)(
+                "jass", ONE_GAME, [f"registered:{good.pk}", "builtin:random"] * 2, None)
+            await arena.maybe_start(match.pk)
+            await asyncio.wait_for(arena.tasks[match.pk], 30)
+            pages = await asyncio.gather(*tests)
+        finally:
+            await arena.stop()
+    finally:
+        stuck.close()
+    match = await sync_to_async(Match.objects.get)(pk=match.pk)
+    assert match.status == "finished"
+    forced = await sync_to_async(lambda: list(Event.objects.filter(match=match, forced=True)))()
+    assert forced == [], [e.reason for e in forced][:3]
+    refused = [p for p in pages if "too many connection tests are running" in p.content.decode()]
+    assert len(refused) >= 300 - len(stuck.calls) and len(stuck.calls) < 300

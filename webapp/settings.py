@@ -30,7 +30,9 @@ DATA_DIR.mkdir(parents=True, exist_ok=True)
 # A fixed development key is fine for the embedded default; deployments set their own.
 SECRET_KEY = os.environ.get("SECRET_KEY", "arena-development-key-change-me-in-production-0123456789")
 DEBUG = os.environ.get("DEBUG", "0") == "1"
-ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "*").split(",") if h]
+# Local names only by default: the Host of HTTP requests and the Origin of WebSockets
+# (webapp/asgi.py) must be one of these.  A deployment sets its public name (README).
+ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
 INSTALLED_APPS = [
@@ -54,6 +56,13 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+
+# Request bodies (issue 6, item 6): the server refuses bodies over ARENA["MAX_REQUEST_BYTES"]
+# before buffering them (games/arena/management/commands/serve.py); within that, Django keeps
+# at most this much of an uploaded file in memory (the rest goes to a temporary file) and
+# refuses form fields (not files) of more than DATA_UPLOAD_MAX_MEMORY_SIZE in all.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 
 ROOT_URLCONF = "webapp.urls"
 ASGI_APPLICATION = "webapp.asgi.application"
@@ -158,7 +167,22 @@ ARENA = {
     # May HTTP bots live on loopback or private addresses?  Yes for local use; switch it off
     # ("0") on a public deployment so bot URLs cannot reach the server's own network.
     "BOT_URLS_ALLOW_PRIVATE": os.environ.get("ARENA_BOT_URLS_ALLOW_PRIVATE", "1") == "1",
+    # "Test the connection": at most this many tests a minute per bot and per user, and this
+    # many in flight per web process (their own connection pool, apart from match calls).
+    "BOT_TESTS_PER_MINUTE": env_int("ARENA_BOT_TESTS_PER_MINUTE", 6),
+    "BOT_TESTS_IN_FLIGHT": env_int("ARENA_BOT_TESTS_IN_FLIGHT", 20),
     # Bounds for untrusted input.
     "MAX_LINE_BYTES": env_int("ARENA_MAX_LINE_BYTES", 64 * 1024),
     "MAX_CONNECTIONS": env_int("ARENA_MAX_CONNECTIONS", 5000),
+    # Largest HTTP request body (bytes), refused with 413 before it is buffered: a little over
+    # the 5 MiB log upload (games/arena/exchange.py) plus its form fields.
+    "MAX_REQUEST_BYTES": env_int("ARENA_MAX_REQUEST_BYTES", 5 * 1024 * 1024 + 64 * 1024),
+    # Browser WebSockets (games/arena/consumers.py): messages a client may send per second on
+    # average and at once (a token bucket; over it, the connection is closed with 4008), views
+    # sent but not yet acknowledged (beyond them only the newest is kept), and seconds a client
+    # with a full window may go without acknowledging before it is closed (4009).
+    "WS_MESSAGES_PER_S": env_float("ARENA_WS_MESSAGES_PER_S", 30.0),
+    "WS_BURST": env_int("ARENA_WS_BURST", 60),
+    "WS_UNACKED_VIEWS": env_int("ARENA_WS_UNACKED_VIEWS", 8),
+    "WS_ACK_TIMEOUT": env_float("ARENA_WS_ACK_TIMEOUT", 60.0),
 }

@@ -1,11 +1,23 @@
-"""Registered bots (games whose bots are HTTP services): list, register, test, remove."""
+"""Registered bots (games whose bots are HTTP services): list, register, test, share, remove.
+
+Issue 6 item 15: only a bot's owner (or staff) sees its URL and what its connection tests
+answered (it may be an internal service's text), and only they may run a test; tests are
+rate-limited per bot and per user and bounded in flight, on connections of their own.  The
+owner decides whether others may seat the bot (``RegisteredBot.shared``).
+"""
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 from asgiref.sync import sync_to_async
 from django import forms
+from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.core.cache import cache
 from django.http import Http404, HttpResponseForbidden
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -25,8 +37,8 @@ class BotForm(forms.ModelForm):
 
     class Meta:
         model = RegisteredBot
-        fields = ["game", "name", "base_url", "path_style"]
-        labels = {"base_url": "Base URL"}
+        fields = ["game", "name", "base_url", "path_style", "shared"]
+        labels = {"base_url": "Base URL", "shared": "Others may seat this bot at their tables"}
         help_texts = {"base_url": "e.g. http://127.0.0.1:5001 (seed style) or http://127.0.0.1:8888/my-bot (kit style)"}
 
     game = forms.ChoiceField()
@@ -50,8 +62,14 @@ class BotForm(forms.ModelForm):
             raise forms.ValidationError(str(exc)) from None
 
 
+def may_manage(user, bot: RegisteredBot) -> bool:
+    """Whether ``user`` may test the bot and see its URL and test results: its owner or staff."""
+    return user.is_authenticated and (bot.owner_id == user.pk or user.is_staff)
+
+
 def bot_list(request):
-    """Every registered bot; logged-in users register theirs here."""
+    """Every registered bot (name, game, owner, shared or not); logged-in users register
+    theirs here.  URL and test results are shown only where :func:`may_manage` allows."""
     form = None
     if request.user.is_authenticated:
         form = BotForm(request.POST or None)
@@ -61,24 +79,104 @@ def bot_list(request):
             bot.save()
             return redirect(f"/bots/#bot-{bot.pk}")
     bots = list(RegisteredBot.objects.select_related("owner").order_by("game", "name"))
-    for bot in bots:  # shown as JSON, the way the bot received it
+    for bot in bots:
+        bot.manageable = may_manage(request.user, bot)
+        if not bot.manageable:  # the template shows neither; drop them so nothing can leak
+            bot.base_url, bot.last_check, bot.last_checked_at = "", None, None
+        # shown as JSON, the way the bot received it
         bot.request_text = json.dumps(bot.last_check.get("request"), indent=1) if bot.last_check else ""
     titles = {g.slug: g.title for g in registry.all_games()}
     return render(request, "arena/bots.html", {"bots": bots, "form": form, "titles": titles,
                                                "http_games": [(g.slug, g.title) for g in http_games()]})
 
 
+class InFlight:
+    """A count of calls in progress with a ceiling, shared by every thread and event loop of
+    the process (the test client runs each request on a loop of its own)."""
+
+    def __init__(self):
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def try_enter(self, limit: int) -> bool:
+        """Count one more call and return True, or return False when ``limit`` are running."""
+        with self._lock:
+            if self.count >= limit:
+                return False
+            self.count += 1
+            return True
+
+    def leave(self) -> None:
+        """One call is over."""
+        with self._lock:
+            self.count -= 1
+
+
+#: Connection tests running in this process (bounded by ``BOT_TESTS_IN_FLIGHT``).
+tests_in_flight = InFlight()
+
+
+async def over_rate(key: str, per_minute: int) -> bool:
+    """Count one connection test for ``key`` in the current clock minute (Django's cache: per
+    process by default, shared when a shared cache is configured); True when it is over
+    ``per_minute``."""
+    window = f"arena:bot-tests:{key}:{int(time.time() // 60)}"
+    await cache.aadd(window, 0, timeout=70)
+    try:
+        count = await cache.aincr(window)
+    except ValueError:  # expired between add and incr: this is the window's first test
+        await cache.aset(window, 1, timeout=70)
+        count = 1
+    return count > per_minute
+
+
 @require_POST
 async def bot_test(request, bot_id: int):
-    """"Test the connection": send the game's sample request and keep what the bot answered."""
+    """"Test the connection": send the game's sample request and keep what the bot answered.
+
+    Logged-in owner (or staff) only.  Refused with a message on the bots page when the bot
+    or the user already had ``BOT_TESTS_PER_MINUTE`` tests this minute, or when
+    ``BOT_TESTS_IN_FLIGHT`` tests are running; the test itself uses the probe pool.
+    """
+    user = await request.auser()
+    if not user.is_authenticated:
+        return redirect_to_login("/bots/")
     bot = await RegisteredBot.objects.filter(pk=bot_id).afirst()
     if bot is None:
         raise Http404("no such bot")
-    spec = registry.get(bot.game)
-    result = await spec.http_bot_probe(bot.base_url, bot.path_style)
+    if not may_manage(user, bot):
+        return HttpResponseForbidden("Only the bot's owner can test its connection.")
+    back = redirect(f"/bots/#bot-{bot.pk}")
+    per_minute = settings.ARENA["BOT_TESTS_PER_MINUTE"]
+    if await over_rate(f"user:{user.pk}", per_minute) or await over_rate(f"bot:{bot.pk}", per_minute):
+        messages.error(request, f"Not tested: at most {per_minute} connection tests a minute per bot and per "
+                                "user. Try again in a minute.")
+        return back
+    if not tests_in_flight.try_enter(settings.ARENA["BOT_TESTS_IN_FLIGHT"]):
+        messages.error(request, "Not tested: too many connection tests are running right now. "
+                                "Try again in a few seconds.")
+        return back
+    try:
+        result = await registry.get(bot.game).http_bot_probe(bot.base_url, bot.path_style)
+    finally:
+        tests_in_flight.leave()
     bot.last_check = result
     bot.last_checked_at = timezone.now()
     await sync_to_async(bot.save)(update_fields=["last_check", "last_checked_at"])
+    return back
+
+
+@login_required
+@require_POST
+def bot_share(request, bot_id: int):
+    """The owner decides whether others may seat the bot (the ``shared`` check box)."""
+    bot = RegisteredBot.objects.filter(pk=bot_id).first()
+    if bot is None:
+        raise Http404("no such bot")
+    if bot.owner_id != request.user.pk:
+        return HttpResponseForbidden("Only the bot's owner can decide who may seat it.")
+    bot.shared = request.POST.get("shared") == "on"
+    bot.save(update_fields=["shared"])
     return redirect(f"/bots/#bot-{bot.pk}")
 
 

@@ -4,6 +4,12 @@ the guards that untrusted bot URLs need.
 - http and https only; a bot URL carries no user name or password;
 - the response body is read up to :data:`MAX_RESPONSE_BYTES` and no further;
 - redirects are followed only to the same scheme, host and port (307/308, at most 3);
+- every httpx timeout (connect, read, write, pool) comes from the call's deadline
+  (issue 6 item 14), so a bot has the whole deadline and not httpx's default 5 s;
+- an answer nested deeper than :data:`MAX_JSON_DEPTH` is a bad answer, refused before it is
+  parsed (a deep one made ``json.loads`` raise ``RecursionError``: issue 6 item 16);
+- "test the connection" calls go through a pool of their own (:data:`PROBE`), so probes
+  never take a match call's connections or its deadline (issue 6 item 15);
 - whether a bot may live on a loopback or private address is the operator's setting
   ``ARENA_BOT_URLS_ALLOW_PRIVATE`` (on by default for local use; turn it off for public
   deployments).  It is checked on the address each connection actually reaches: the host is
@@ -15,11 +21,12 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import re
 import socket
 import time
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Iterable
-from urllib.parse import urljoin, urlsplit
 
 import httpcore
 import httpx
@@ -27,6 +34,19 @@ from django.conf import settings
 
 MAX_RESPONSE_BYTES = 64 * 1024
 MAX_REDIRECTS = 3
+#: Deepest nesting of arrays and objects accepted in a bot's answer (a Jass answer has 1).
+MAX_JSON_DEPTH = 32
+
+#: The two connection pools: calls made for matches, and "test the connection" probes.
+MATCH, PROBE = "match", "probe"
+
+#: IPv6 ranges whose low 32 bits are an IPv4 address the packet is really for (issue 6
+#: item 16): NAT64's well-known prefix (RFC 6052), SIIT's ``::ffff:0:a.b.c.d`` (RFC 2765) and
+#: the deprecated IPv4-compatible ``::a.b.c.d`` (RFC 4291).
+_LOW_32_EMBEDDED = [ipaddress.ip_network(n) for n in ("64:ff9b::/96", "::ffff:0:0:0/96", "::/96")]
+#: NAT64 for local use (RFC 8215): where the IPv4 address sits depends on the operator's
+#: prefix length, so the whole range counts as local, as a private address does.
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 
 
 class BotCallError(Exception):
@@ -37,35 +57,60 @@ class BlockedAddress(httpcore.ConnectError):
     """The bot's host resolves to an address the operator does not allow."""
 
 
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries for translation or tunnelling: 6to4
+    (``2002::/16``), Teredo's client (``2001::/32``), NAT64 ``64:ff9b::/96``, SIIT
+    ``::ffff:0:a.b.c.d`` and IPv4-compatible ``::a.b.c.d``.  Empty for other addresses."""
+    found = []
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.append(ip.teredo[1])
+    if int(ip) > 1 and any(ip in net for net in _LOW_32_EMBEDDED):  # not :: and ::1 themselves
+        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return found
+
+
 def address_allowed(address: str, allow_private: bool) -> bool:
-    """Whether a bot at IP ``address`` may be called.  Public unicast addresses always may;
-    loopback, private, link-local and other special ranges only with ``allow_private``."""
+    """Whether a bot at IP ``address`` (IPv4 or IPv6, with or without a ``%zone``) may be
+    called.  Public unicast addresses always may; loopback, private, link-local and other
+    special ranges only with ``allow_private``; multicast and unspecified never.  An IPv6
+    address that embeds an IPv4 one (see :func:`embedded_ipv4`) must pass for both, and an
+    IPv4-mapped one (``::ffff:a.b.c.d``) is judged as its IPv4 address."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if getattr(ip, "ipv4_mapped", None):
-        ip = ip.ipv4_mapped
-    if ip.is_multicast or ip.is_unspecified:
-        return False
-    if ip.is_global:
-        return True
-    return allow_private
+    candidates = [ip]
+    if ip.version == 6:
+        candidates = [ip.ipv4_mapped] if ip.ipv4_mapped else [ip, *embedded_ipv4(ip)]
+    for candidate in candidates:
+        if candidate.is_multicast or candidate.is_unspecified:
+            return False
+        local = not candidate.is_global or (candidate.version == 6 and candidate in _NAT64_LOCAL)
+        if local and not allow_private:
+            return False
+    return True
 
 
 def check_url(url: str) -> str:
-    """Validate a bot base URL; returns it without a trailing slash.  Raises ``ValueError``."""
-    parts = urlsplit(url.strip())
+    """Validate a bot base URL; returns it without a trailing slash.  Raises ``ValueError``.
+
+    Parsed with ``httpx.URL``, the parser the calls will use (issue 6 item 16: a URL that
+    urllib accepts but httpx refuses, such as ``http://0177.0.0.1/``, must not get in)."""
+    text = url.strip()
+    try:
+        parts = httpx.URL(text)
+    except (httpx.InvalidURL, TypeError, ValueError) as exc:
+        raise ValueError(f"Not a valid URL: {str(exc)[:120]}") from None
     if parts.scheme not in ("http", "https"):
         raise ValueError("A bot URL must start with http:// or https://")
-    if not parts.hostname:
+    if not parts.host:
         raise ValueError("A bot URL needs a host name")
-    if parts.username or parts.password:
+    if parts.userinfo:
         raise ValueError("A bot URL must not contain a user name or password")
-    if parts.query or parts.fragment:
+    if parts.query or parts.fragment or "?" in text or "#" in text:
         raise ValueError("A bot URL must not have a query (?) or fragment (#)")
-    try:
-        parts.port
-    except ValueError:
-        raise ValueError("The port in the bot URL is not a number from 0 to 65535") from None
-    return url.strip().rstrip("/")
+    if parts.port is not None and not 0 < parts.port <= 65535:
+        raise ValueError("The port in the bot URL is not a number from 1 to 65535")
+    return text.rstrip("/")
 
 
 class GuardedBackend(httpcore.AsyncNetworkBackend):
@@ -134,42 +179,70 @@ class BotReply:
 _clients: dict = {}
 
 
-def client() -> httpx.AsyncClient:
-    """The process's shared client for the running event loop (keep-alive across calls)."""
-    loop = asyncio.get_running_loop()
-    existing = _clients.get(loop)
+def _limits(pool: str) -> httpx.Limits:
+    if pool == PROBE:  # one-off calls: no idle connections kept; at most the probes allowed in flight
+        return httpx.Limits(max_connections=max(1, settings.ARENA["BOT_TESTS_IN_FLIGHT"]),
+                            max_keepalive_connections=0)
+    return httpx.Limits(max_connections=200, max_keepalive_connections=100, keepalive_expiry=30)
+
+
+def client(pool: str = MATCH) -> httpx.AsyncClient:
+    """The process's shared client for the running event loop and ``pool`` (:data:`MATCH` or
+    :data:`PROBE`; each has its own connections, keep-alive across calls)."""
+    key = (asyncio.get_running_loop(), pool)
+    existing = _clients.get(key)
     if existing is None or existing.is_closed:
         existing = httpx.AsyncClient(
-            transport=GuardedTransport(settings.ARENA["BOT_URLS_ALLOW_PRIVATE"],
-                                       httpx.Limits(max_connections=200, max_keepalive_connections=100,
-                                                    keepalive_expiry=30)),
+            transport=GuardedTransport(settings.ARENA["BOT_URLS_ALLOW_PRIVATE"], _limits(pool)),
             follow_redirects=False, trust_env=False,
             # identity: a compressed body could expand past the size bound before we count it
             headers={"User-Agent": "arena/0.1", "Accept": "application/json", "Accept-Encoding": "identity"})
-        _clients[loop] = existing
+        _clients[key] = existing
     return existing
 
 
 async def close_client() -> None:
-    """Close this loop's shared client (at arena shutdown)."""
-    existing = _clients.pop(asyncio.get_running_loop(), None)
-    if existing is not None:
-        await existing.aclose()
+    """Close this loop's shared clients, both pools (at arena shutdown)."""
+    loop = asyncio.get_running_loop()
+    for pool in (MATCH, PROBE):
+        existing = _clients.pop((loop, pool), None)
+        if existing is not None:
+            await existing.aclose()
 
 
-async def post_json(url: str, body: dict, deadline_s: float, expect_json: bool = True) -> BotReply:
-    """POST ``body`` as JSON to ``url`` and return the reply within ``deadline_s`` seconds.
+def json_too_deep(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the JSON text ``raw`` nests arrays/objects more than ``limit`` deep.  Cheap:
+    a body with at most ``limit`` brackets is answered by one count; otherwise strings are
+    cut out (their brackets do not nest) and the running depth is summed in C."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    unquoted = _JSON_STRING.sub(b"", raw)
+    steps = unquoted.translate(_DEPTH_STEP, _NOT_BRACKET)
+    return max(accumulate(step - 1 for step in steps), default=0) > limit
 
-    Raises :class:`BotCallError` on a timeout, a refused or blocked connection, a status other
-    than 200, a body over :data:`MAX_RESPONSE_BYTES`, a redirect elsewhere, or (with
-    ``expect_json``) a body that is not JSON.
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+#: ``[`` and ``{`` become 2, ``]`` and ``}`` become 0 (one is subtracted when summing).
+_DEPTH_STEP = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+
+
+async def post_json(url: str, body: dict, deadline_s: float, expect_json: bool = True,
+                    pool: str = MATCH) -> BotReply:
+    """POST ``body`` as JSON to ``url`` and return the reply within ``deadline_s`` seconds,
+    on the connections of ``pool`` (:data:`MATCH` or :data:`PROBE`).
+
+    Raises :class:`BotCallError` on a timeout, a URL httpx cannot use, a refused or blocked
+    connection, a status other than 200, a body over :data:`MAX_RESPONSE_BYTES`, a redirect
+    elsewhere, a body nested deeper than :data:`MAX_JSON_DEPTH` (JSON or not: callers parse
+    the text too), or (with ``expect_json``) a body that is not JSON.
     """
     started = time.perf_counter()
     payload = json.dumps(body, separators=(",", ":")).encode()
     try:
         async with asyncio.timeout(deadline_s):
-            status, raw = await _exchange(url, payload)
-    except TimeoutError:
+            status, raw = await _exchange(url, payload, deadline_s, pool)
+    except (TimeoutError, httpx.TimeoutException):
         raise BotCallError(f"no answer within {deadline_s:g} s") from None
     elapsed = (time.perf_counter() - started) * 1000
     text = raw.decode("utf-8", "replace")
@@ -179,6 +252,8 @@ async def post_json(url: str, body: dict, deadline_s: float, expect_json: bool =
         if expect_json:
             raise BotCallError("empty body (expected JSON)")
         return BotReply(status, None, text, elapsed)
+    if json_too_deep(raw):
+        raise BotCallError(f"answer nested more than {MAX_JSON_DEPTH} levels deep")
     try:
         data = json.loads(raw)
     except ValueError:
@@ -188,18 +263,23 @@ async def post_json(url: str, body: dict, deadline_s: float, expect_json: bool =
     return BotReply(status, data, text, elapsed)
 
 
-async def _exchange(url: str, payload: bytes) -> tuple[int, bytes]:
-    http = client()
-    origin = urlsplit(url)[:2]
+async def _exchange(url: str, payload: bytes, deadline_s: float, pool: str) -> tuple[int, bytes]:
+    http = client(pool)
+    # Every phase may take the whole deadline; the caller's asyncio.timeout bounds the sum.
+    timeout = httpx.Timeout(deadline_s)
+    try:
+        target = httpx.URL(url)
+    except httpx.InvalidURL as exc:  # not an httpx.HTTPError
+        raise BotCallError(f"invalid bot URL: {str(exc)[:120]}") from None
+    origin = (target.scheme, target.host, target.port)
     for _ in range(MAX_REDIRECTS + 1):
         try:
-            async with http.stream("POST", url, content=payload,
+            async with http.stream("POST", target, content=payload, timeout=timeout,
                                    headers={"Content-Type": "application/json"}) as resp:
                 if resp.status_code in (307, 308) and "location" in resp.headers:
-                    target = urljoin(url, resp.headers["location"])
-                    if urlsplit(target)[:2] != origin:
-                        raise BotCallError(f"redirect to another host refused: {target[:120]}")
-                    url = target
+                    target = target.join(resp.headers["location"])
+                    if (target.scheme, target.host, target.port) != origin:
+                        raise BotCallError(f"redirect to another host refused: {str(target)[:120]}")
                     continue
                 if 300 <= resp.status_code < 400:
                     raise BotCallError(f"HTTP status {resp.status_code}: redirects are not followed")
@@ -214,8 +294,12 @@ async def _exchange(url: str, payload: bytes) -> tuple[int, bytes]:
                 return resp.status_code, bytes(body)
         except BotCallError:
             raise
+        except httpx.TimeoutException:
+            raise  # reported by post_json as "no answer within the deadline"
         except httpx.HTTPError as exc:
             raise BotCallError(_describe(exc)) from None
+        except httpx.InvalidURL as exc:  # e.g. a redirect's Location httpx cannot use
+            raise BotCallError(f"invalid URL: {str(exc)[:120]}") from None
     raise BotCallError(f"more than {MAX_REDIRECTS} redirects")
 
 

@@ -42,13 +42,19 @@ class Sitter:
     session_key: str = ""
 
 
+def may_seat(bot: RegisteredBot, sitter: Sitter | None) -> bool:
+    """Whether ``sitter`` may seat registered ``bot`` at a table they create: its owner always,
+    anyone (a guest, the arena itself) only when the owner shares it (issue 6 item 15)."""
+    return bot.shared or (sitter is not None and sitter.user_id is not None and sitter.user_id == bot.owner_id)
+
+
 def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitter | None,
                  *, auto: bool = False, omniscient: bool = False) -> Match:
     """Create an open table.
 
     ``seat_choices[i]`` is ``"me"``, ``"open_human"``, ``"open_bot"``, ``"builtin:<name>"`` or
-    ``"registered:<id>"`` (a bot the server calls over HTTP, for games that have them);
-    their number must match the game's seat count for ``config``.  Raises ``ValueError`` with
+    ``"registered:<id>"`` (a bot the server calls over HTTP, for games that have them; only
+    one :func:`may_seat` allows ``sitter`` to seat); their number must match the game's seat count for ``config``.  Raises ``ValueError`` with
     a message for the form on a bad configuration or seat list.
     """
     spec = registry.get(game)
@@ -76,6 +82,8 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
             bot = RegisteredBot.objects.filter(game=game, pk=choice[len(REGISTERED_PREFIX):].strip() or 0).first()
             if bot is None:
                 raise ValueError("That registered bot does not exist (any more).")
+            if not may_seat(bot, sitter):
+                raise ValueError(f"{bot.name} is not shared by its owner: only they may seat it.")
             seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL, registered_bot=bot, occupied=True,
                               display_name=bot.name))
         else:

@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q
 from django.http import Http404, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -85,9 +85,10 @@ def create_table(request, game: str):
     if spec.start_listener is not None:  # bots that connect to us; HTTP bots are registered instead
         seat_options.append((tables.OPEN_BOT, "Open for any bot"))
     seat_options += [(tables.BUILTIN_PREFIX + name, f"Built-in: {label}") for name, (label, _) in spec.builtin_bots.items()]
-    if spec.http_bot_endpoint is not None:
+    if spec.http_bot_endpoint is not None:  # the user's own bots and those their owners share
+        seatable = Q(shared=True) | Q(owner_id=request.user.pk) if request.user.is_authenticated else Q(shared=True)
         seat_options += [(f"{tables.REGISTERED_PREFIX}{bot.pk}", f"Registered bot: {bot.name} ({bot.owner.get_username()})")
-                         for bot in RegisteredBot.objects.filter(game=game).select_related("owner")]
+                         for bot in RegisteredBot.objects.filter(seatable, game=game).select_related("owner")]
     values = {f.key: f.default for f in spec.config_fields}
     default_other = tables.OPEN_BOT if spec.start_listener else tables.BUILTIN_PREFIX + next(iter(spec.builtin_bots))
     choices = [tables.ME] + [default_other] * (max_seats - 1)

@@ -126,12 +126,17 @@ def sample_request(seed: int = 1) -> tuple[rules.JassState, int, dict]:
 
 async def probe(base_url: str, path_style: str) -> dict:
     """"Test the connection": send a sample ``select_trump`` request and report what came
-    back: ``{"ok", "url", "request", "status", "elapsed_ms", "answer", "verdict"}``."""
+    back: ``{"ok", "url", "request", "status", "elapsed_ms", "answer", "verdict"}``.
+
+    Goes through the probe pool (``http_bots.PROBE``), never the connections match calls
+    use (issue 6 item 15); the answer may be an internal service's text, so the caller shows
+    the result to the bot's owner only."""
     state, seat, body = sample_request()
     url = base_url.rstrip("/") + protocol.PATHS[path_style]["trump"]
     out = {"ok": False, "url": url, "request": body, "status": None, "elapsed_ms": None, "answer": None}
     try:
-        reply = await http_bots.post_json(url, body, settings.ARENA["JASS_BOT_DEADLINE"], expect_json=False)
+        reply = await http_bots.post_json(url, body, settings.ARENA["JASS_BOT_DEADLINE"], expect_json=False,
+                                          pool=http_bots.PROBE)
     except http_bots.BotCallError as exc:
         out["verdict"] = str(exc)
         return out
