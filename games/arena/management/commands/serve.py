@@ -6,6 +6,23 @@
 - ``--role arena``: bot listeners and runners only.
 
 Migrations are applied first unless ``--no-migrate``.
+
+Daphne is started with the arena's bounds on what a client may send (issue 6, items 4 and 6):
+
+- **request bodies** (:class:`BoundedRequest`): Daphne, through Twisted, receives a whole body
+  before it starts the application, then queues all of it for Django at once; Twisted
+  also parses form bodies for itself (a full copy in memory, which Daphne never uses).  A
+  100 MB upload cost 206 MB before Django's own limit was even asked.  Here a body whose
+  ``Content-Length`` is over ``ARENA_MAX_REQUEST_BYTES`` gets ``413`` as soon as its headers
+  are in, and a chunked body gets it as soon as its count passes the bound; either way the
+  rest is read and thrown away (so the client can read the answer) for at most
+  :data:`REFUSED_LINGER_S` seconds, then the connection is closed.
+- **WebSocket frames** (:class:`BoundedWebSocketProtocol`): Daphne queues every frame for the
+  consumer in an unbounded queue; when a consumer is :data:`MAX_QUEUED_FRAMES` frames behind,
+  the client is closed (4008, "too many messages").  After the application has asked to
+  close, further frames are dropped instead of queued, and the close reason the application
+  gives is sent (Daphne sends only the code).  Frames are at most
+  :data:`MAX_WEBSOCKET_MESSAGE_BYTES` (larger ones close the connection, 1009).
 """
 from __future__ import annotations
 
@@ -19,6 +36,117 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 log = logging.getLogger("arena")
+
+#: Frames a WebSocket consumer may be behind before its client is closed.  The consumer's own
+#: rate bound (games/arena/consumers.py) rejects a flood at a few operations per frame, so
+#: this is reached only when the loop itself is starved.
+MAX_QUEUED_FRAMES = 64
+#: Largest WebSocket message accepted (bytes); the consumer refuses more than 16 KiB anyway.
+MAX_WEBSOCKET_MESSAGE_BYTES = 64 * 1024
+#: Seconds a refused request's connection keeps reading (and discarding) its body, so that
+#: the client is still reading when the 413 arrives instead of getting a reset.
+REFUSED_LINGER_S = 2.0
+
+
+def bounded_daphne_classes():
+    """The request and WebSocket protocol classes with the arena's bounds (module docstring).
+
+    Built on first use: importing Daphne installs Twisted's asyncio reactor, which must not
+    happen when this module is merely imported (``manage.py help``)."""
+    from daphne.http_protocol import WebRequest
+    from daphne.ws_protocol import WebSocketProtocol
+    from twisted.internet import reactor
+
+    class BoundedRequest(WebRequest):
+        """Daphne's HTTP request with a bound on the body (``ARENA_MAX_REQUEST_BYTES``):
+        ``413`` at once, never buffered.  Twisted's own parsing of form bodies is off
+        (Daphne hands Django the raw body; the parse was a full copy of it in memory)."""
+
+        refused = False
+
+        def __init__(self, *args, **kwargs):
+            kwargs["parsePOSTFormSubmission"] = False
+            super().__init__(*args, **kwargs)
+            self.body_bytes = 0
+
+        def gotLength(self, length):
+            if length is not None and length > settings.ARENA["MAX_REQUEST_BYTES"]:
+                # Twisted would answer "Expect: 100-continue" after this; the 413 is the answer.
+                self.requestHeaders.removeHeader(b"Expect")
+                self._refuse()
+                length = 0
+            super().gotLength(length)
+
+        def handleContentChunk(self, data):
+            if self.refused:
+                return
+            self.body_bytes += len(data)
+            if self.body_bytes > settings.ARENA["MAX_REQUEST_BYTES"]:  # chunked: counted as it comes
+                self._refuse()
+                self.content.close()
+                return
+            super().handleContentChunk(data)
+
+        def requestReceived(self, command, path, version):
+            if self.refused:  # the whole (discarded) body is in: nothing more to wait for
+                self.channel.transport.loseConnection()
+                return
+            super().requestReceived(command, path, version)
+
+        def _refuse(self):
+            self.refused = True
+            limit = settings.ARENA["MAX_REQUEST_BYTES"]
+            body = f"Request body too large: at most {limit} bytes.\n".encode()
+            self.channel.persistent = False
+            self.channel.transport.write(
+                b"HTTP/1.1 413 Content Too Large\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+            transport = self.channel.transport
+            reactor.callLater(REFUSED_LINGER_S, transport.loseConnection)
+
+    class BoundedWebSocketProtocol(WebSocketProtocol):
+        """Daphne's WebSocket protocol with a bound on the frames queued for the consumer,
+        frames dropped once the application closes, and the close reason passed on."""
+
+        app_closed = False
+
+        def onMessage(self, payload, isBinary):
+            if self.app_closed:
+                return
+            if self.application_queue.qsize() >= MAX_QUEUED_FRAMES:
+                self._close_by_server(4008, "too many messages")
+                return
+            super().onMessage(payload, isBinary)
+
+        def handle_reply(self, message):
+            if message.get("type") == "websocket.close" and self.state == self.STATE_OPEN:
+                self._close_by_server(message.get("code") or 1000, message.get("reason") or None)
+                return
+            super().handle_reply(message)
+
+        def _close_by_server(self, code: int, reason: str | None) -> None:
+            self.app_closed = True
+            # A close frame's reason is at most 123 bytes.
+            self.sendClose(code=code, reason=reason.encode()[:123].decode(errors="ignore") if reason else None)
+
+    return BoundedRequest, BoundedWebSocketProtocol
+
+
+def install_bounds(server) -> None:
+    """Make a ``daphne.server.Server`` whose ``run()`` has built its factories (it does so
+    just before calling its ``ready_callable``) use :func:`bounded_daphne_classes`."""
+    from daphne.http_protocol import HTTPFactory
+
+    request_class, ws_class = bounded_daphne_classes()
+    server.ws_factory.protocol = ws_class
+    http_factory = server.http_factory
+
+    def build_protocol(addr):
+        protocol = HTTPFactory.buildProtocol(http_factory, addr)
+        protocol.requestFactory = request_class
+        return protocol
+
+    http_factory.buildProtocol = build_protocol
 
 
 def freeze_startup_heap() -> None:
@@ -67,6 +195,7 @@ class Command(BaseCommand):
             arena = Arena()
 
         def ready():
+            install_bounds(server)
             log.info("web server on http://%s:%d/", host, port)
             freeze_startup_heap()
             if arena is not None:
@@ -75,8 +204,10 @@ class Command(BaseCommand):
         if arena is not None:
             reactor.addSystemEventTrigger(
                 "before", "shutdown", lambda: defer.Deferred.fromFuture(asyncio.ensure_future(arena.stop())))
-        Server(application=application, endpoints=[f"tcp:port={port}:interface={host}"],
-               ready_callable=ready, verbosity=0).run()
+        server = Server(application=application, endpoints=[f"tcp:port={port}:interface={host}"],
+                        ready_callable=ready, verbosity=0, websocket_max_message_size=MAX_WEBSOCKET_MESSAGE_BYTES,
+                        websocket_max_frame_size=MAX_WEBSOCKET_MESSAGE_BYTES)
+        server.run()
 
     async def _arena_only(self) -> None:
         from games.arena.service import Arena
