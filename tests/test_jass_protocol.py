@@ -345,3 +345,21 @@ def test_log_lines_round_trip():
         protocol.read_log_line(line.replace("29.08.22", "2022-08-29"))
     with pytest.raises(ProtocolError, match="player_ids"):
         protocol.read_log_line(json.dumps({"game": entry["game"], "date": entry["date"]}))
+
+
+def test_every_play_card_request_names_the_seat_that_leads_the_current_trick():
+    """Issue 7: a bot that reads the playing order from the current trick's ``first`` must
+    find itself on turn; when it leads tricks 2 to 9, ``first`` is its own seat (the previous
+    trick's winner), not the previous trick's leader."""
+    rng = random.Random(3)
+    for seed in range(20):
+        state = rules.new_state({"points_to_win": 1000}, seed)
+        while not state.is_terminal():
+            (seat,) = state.to_act()
+            body = protocol.request_body(state.observation(seat))
+            if protocol.request_kind(state.observation(seat)) == "card":
+                current = body["tricks"][-1]
+                assert (current["first"] - len(current["cards"])) % 4 == seat, body["tricks"]  # counter-clockwise
+                if len(body["tricks"]) > 1 and not current["cards"]:
+                    assert current["first"] == body["tricks"][-2]["win"]
+            state.apply({seat: rng.choice(state.legal_actions(seat))})

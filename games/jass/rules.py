@@ -384,7 +384,9 @@ class JassState(State):
             a, b = self.match_points
             self.winner_team = None if a == b else (0 if a > b else 1)
         elif not last:
-            self.player = winner
+            # The winner leads the next trick: the empty current trick's ``first`` is theirs
+            # from now on (the kit's bots read the playing order from it).
+            self.player = self.trick_first = winner
             return happenings
         else:
             happenings.append(self._close_deal(match, complete=True))
