@@ -235,9 +235,10 @@ def test_max_deals_ends_after_that_many_deals():
 
 
 def test_config_is_checked():
-    assert rules.normalize_config(None) == {"points_to_win": 1000, "match_bonus": True, "max_deals": 0}
+    assert rules.normalize_config(None) == {"points_to_win": 1000, "match_bonus": True, "max_deals": 0,
+                                            "hslu_undertrump": False}
     assert rules.normalize_config({"match_bonus": 0})["match_bonus"] is False
-    for bad in ({"points_to_win": 0}, {"points_to_win": True}, {"max_deals": -1}, {"match_bonus": "yes"},
+    for bad in ({"points_to_win": 0}, {"points_to_win": True}, {"max_deals": -1}, {"match_bonus": "yes"}, {"hslu_undertrump": 2},
                 {"match_bonus": 1.0}):
         with pytest.raises(ValueError):
             rules.normalize_config(bad)

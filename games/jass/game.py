@@ -43,6 +43,9 @@ SPEC = register(GameSpec(
         ConfigField("points_to_win", "Points to win", 100, 5000, 1000),
         ConfigField("match_bonus", "Match bonus: 257 points for taking all nine tricks", 0, 1, 1, kind="bool"),
         ConfigField("max_deals", "Stop after this many games (0: no limit)", 0, 100, 0),
+        ConfigField("hslu_undertrump", "Under-trumping as the HSLU server allows it (for kit bots): a trump "
+                    "under the best one in the trick is allowed if it beats the trump there with the lowest "
+                    "plain rank (A K Q J 10 9 8 7 6)", 0, 1, 0, kind="bool"),
     ),
     builtin_bots=BUILTIN_BOTS,
     human_auto_answer=lambda state, seat: None,

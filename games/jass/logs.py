@@ -77,10 +77,12 @@ def import_match(text: str) -> dict:
     """A log file as a match to store: ``{"config", "steps": [(seat, action)], "names":
     [4 str] | None, "date": datetime | None}``.  The configuration replays exactly these
     deals (``deals``), counts to no target and stops after the last one, with the Match bonus
-    off (logs from the kit are scored without it).  Raises :class:`ProtocolError`."""
+    off (logs from the kit are scored without it) and the HSLU server's under-trumping rule
+    (kit agents play by it, so a kit file holds such plays).  Raises :class:`ProtocolError`."""
     records, player_ids, date = read_file(text)
     config = rules.normalize_config({
         "points_to_win": rules.MAX_POINTS_TO_WIN, "match_bonus": False, "max_deals": len(records),
+        "hslu_undertrump": True,
         "deals": [{"dealer": r["dealer"], "hands": r["hands"]} for r in records],
     })
     state = rules.new_state(config, 0)

@@ -20,7 +20,12 @@ A match is a sequence of deals ("games" in the protocol):
      forced: holding no trump but the Buur you may play anything.
    - A trump suit, another suit led: follow suit or play a trump; with no card of the led
      suit, anything.  No under-trumping: once a trump is in the trick you may not play a trump
-     lower than the best one there, unless you hold nothing but trumps.
+     lower than the best one there, unless you hold nothing but trumps.  With the
+     ``hslu_undertrump`` option (the HSLU server's and kit's check, off by default) the bar is
+     the trump in the trick that is lowest by *plain* rank (A K Q J 10 9 8 7 6, so a Jack or
+     9 counts as low there): a trump that beats that one in trump order may be played even
+     when it is lower than the best trump in the trick.  Kit agents play by it (a forced move
+     in about 3% of their games under the strict rule), and kit logs contain such plays.
 4. Trick winner: the best trump if any was played, else the best card of the led suit
    (trump order J 9 A K Q 10 8 7 6; Obe-Abe and plain suits A K Q J 10 9 8 7 6; Une-Ufe
    6 7 8 9 10 J Q K A).
@@ -197,7 +202,7 @@ def _legal_off_lead(hand: int, lead: int, trump: int, best: int) -> int:
 
 
 # --- configuration --------------------------------------------------------------------------
-DEFAULT_CONFIG = {"points_to_win": 1000, "match_bonus": True, "max_deals": 0}
+DEFAULT_CONFIG = {"points_to_win": 1000, "match_bonus": True, "max_deals": 0, "hslu_undertrump": False}
 MAX_POINTS_TO_WIN = 100_000
 MAX_DEALS = 1000
 
@@ -207,7 +212,8 @@ def normalize_config(config: Mapping | None) -> dict:
 
     Keys: ``points_to_win`` (1-100000, default 1000), ``match_bonus`` (bool or 0/1, default
     on: 100 extra points for taking all nine tricks), ``max_deals`` (0-1000, default 0 = no
-    limit), and optionally ``deals``: preset deals played before any shuffled one, each
+    limit), ``hslu_undertrump`` (bool or 0/1, default off: the under-trumping bar of rule 3),
+    and optionally ``deals``: preset deals played before any shuffled one, each
     ``{"dealer": 0-3, "hands": [[9 card names] x 4]}`` (imported logs replay through this).
     Unknown keys are ignored.  Raises ``ValueError`` naming the bad key.
     """
@@ -223,6 +229,10 @@ def normalize_config(config: Mapping | None) -> dict:
     if bonus not in (True, False, 0, 1) or isinstance(bonus, float):
         raise ValueError(f"match_bonus must be true/false (or 1/0), got {bonus!r}")
     out["match_bonus"] = bool(bonus)
+    undertrump = merged["hslu_undertrump"]
+    if undertrump not in (True, False, 0, 1) or isinstance(undertrump, float):
+        raise ValueError(f"hslu_undertrump must be true/false (or 1/0), got {undertrump!r}")
+    out["hslu_undertrump"] = bool(undertrump)
     if merged.get("deals"):
         out["deals"] = _normalize_deals(merged["deals"])
     return out
@@ -260,7 +270,7 @@ class JassState(State):
     num_seats = 4
 
     __slots__ = (
-        "points_to_win", "match_bonus", "max_deals", "rng", "deal_number", "dealer",
+        "points_to_win", "match_bonus", "max_deals", "hslu_undertrump", "rng", "deal_number", "dealer",
         "forehand_player", "phase", "pushed", "trump", "declarer", "hands", "dealt", "player",
         "trick", "trick_first", "best_card", "best_power", "best_seat", "trick_pts", "power",
         "points_table", "tricks", "deal_points", "match_points", "tricks_won", "winner_team",
@@ -273,6 +283,7 @@ class JassState(State):
         self.points_to_win = cfg["points_to_win"]
         self.match_bonus = cfg["match_bonus"]
         self.max_deals = cfg["max_deals"]
+        self.hslu_undertrump = cfg["hslu_undertrump"]
         self.rng = random.Random(seed)
         self.deal_number = 0
         self.match_points = [0, 0]
@@ -330,7 +341,16 @@ class JassState(State):
         if lead == trump:
             trumps = hand & SUIT_MASK[trump]
             return trumps if trumps and trumps != BUUR[trump] else hand
-        return _legal_off_lead(hand, lead, trump, self.best_card)
+        return _legal_off_lead(hand, lead, trump, self._undertrump_bar())
+
+    def _undertrump_bar(self) -> int:
+        """The card a trump must beat (rule 3): the best in the trick, or with
+        ``hslu_undertrump`` the trump there that is lowest in *plain* rank (the highest card
+        number), exactly as the kit's ``RuleSchieber`` picks it (tests/test_jass_kit.py)."""
+        best = self.best_card
+        if not self.hslu_undertrump or SUIT_OF[best] != self.trump:
+            return best
+        return max(c for c in self.trick if SUIT_OF[c] == self.trump)
 
     def play_card_index(self, c: int) -> list[dict]:
         """Play card number ``c`` for the player on turn, unchecked (callers use
@@ -461,7 +481,7 @@ class JassState(State):
             return f"{SUIT_NAMES[lead]} was led and you hold {SUIT_NAMES[lead]}: follow suit"
         if lead == self.trump:
             return f"trump ({SUIT_NAMES[lead]}) was led: play a trump (only the Jack is never forced)"
-        return (f"no under-trumping: {action} is lower than the {CARD_NAMES[self.best_card]} "
+        return (f"no under-trumping: {action} is lower than the {CARD_NAMES[self._undertrump_bar()]} "
                 "in the trick and you hold other cards")
 
     def apply(self, actions: Mapping[int, Action]) -> list[dict]:
@@ -533,6 +553,7 @@ class JassState(State):
             "points_to_win": self.points_to_win,
             "match_bonus": self.match_bonus,
             "max_deals": self.max_deals,
+            "hslu_undertrump": self.hslu_undertrump,
             "last_deal": dict(self.last_deal) if self.last_deal else None,
             "terminal": self.phase == _OVER,
             "winner_team": self.winner_team,
