@@ -216,3 +216,49 @@ async def test_many_connection_tests_do_not_force_a_move_in_a_running_match(serv
     assert forced == [], [e.reason for e in forced][:3]
     refused = [p for p in pages if "too many connection tests are running" in p.content.decode()]
     assert len(refused) >= 300 - len(stuck.calls) and len(stuck.calls) < 300
+
+
+@pytest.fixture
+def kit_service():
+    """The HSLU kit's own bot service (``jass.service.PlayerServiceApp``, unchanged) with its
+    random agent added as "kitrandom", served by Werkzeug on a free port."""
+    import threading
+
+    from jass.agents.agent_random_schieber import AgentRandomSchieber
+    from jass.service.player_service_app import PlayerServiceApp
+    from werkzeug.serving import make_server
+
+    app = PlayerServiceApp("kit_service")
+    app.add_player("kitrandom", AgentRandomSchieber())
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+async def test_the_kits_own_bot_service_plays_without_a_forced_move(kit_service, monkeypatch):
+    """Four seats of the kit's random agent behind the kit's Flask service, on a table with
+    the HSLU under-trumping option: every answer is accepted (the kit's agent computes its
+    valid cards from our request with the kit's rule, so a wrong ``first`` or hand would
+    show up as a forced move)."""
+    monkeypatch.setitem(settings.ARENA, "JASS_BOT_DEADLINE", 5.0)
+    bot = await sync_to_async(register)("kit random", kit_service + "/kitrandom", "kit")
+    config = {"points_to_win": 5000, "match_bonus": 1, "max_deals": 4, "hslu_undertrump": 1}
+    match = await play([f"registered:{bot.pk}"] * 4, config=config)
+    assert match.status == "finished"
+    events = await sync_to_async(lambda: list(Event.objects.filter(match=match)))()
+    assert len(events) >= 4 * 37  # four deals: a trump decision (or two) and 36 cards each
+    assert [e.reason for e in events if e.forced] == []
+
+
+async def test_probe_says_what_to_check_on_404_405_and_the_kits_400(kit_service):
+    from games.jass.transport import probe
+
+    ok = await probe(kit_service + "/kitrandom", "kit")
+    assert ok["ok"], ok["verdict"]
+    wrong_style = await probe(kit_service + "/kitrandom", "seed")
+    assert wrong_style["status"] == 404 and "check the path style" in wrong_style["verdict"]
+    wrong_name = await probe(kit_service + "/nobody", "kit")
+    assert wrong_name["status"] == 400 and "the name the bot was added under" in wrong_name["verdict"]
+    get_only = await probe(kit_service + "/static", "seed")  # Flask's static route takes GET only
+    assert get_only["status"] == 405 and "does not take POST" in get_only["verdict"]

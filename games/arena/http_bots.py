@@ -50,7 +50,12 @@ _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 
 
 class BotCallError(Exception):
-    """A call to a bot failed; the message says why in terms a bot author can act on."""
+    """A call to a bot failed; the message says why in terms a bot author can act on.
+    ``status`` is the HTTP status when the bot answered with one other than 200, else None."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 class BlockedAddress(httpcore.ConnectError):
@@ -247,7 +252,7 @@ async def post_json(url: str, body: dict, deadline_s: float, expect_json: bool =
     elapsed = (time.perf_counter() - started) * 1000
     text = raw.decode("utf-8", "replace")
     if status != 200:
-        raise BotCallError(f"HTTP status {status} (expected 200): {text[:120]}")
+        raise BotCallError(f"HTTP status {status} (expected 200): {text[:120]}", status=status)
     if not raw.strip():
         if expect_json:
             raise BotCallError("empty body (expected JSON)")

@@ -138,7 +138,8 @@ async def probe(base_url: str, path_style: str) -> dict:
         reply = await http_bots.post_json(url, body, settings.ARENA["JASS_BOT_DEADLINE"], expect_json=False,
                                           pool=http_bots.PROBE)
     except http_bots.BotCallError as exc:
-        out["verdict"] = str(exc)
+        out["status"] = exc.status
+        out["verdict"] = f"{exc} {_status_hint(exc.status, path_style)}".strip()
         return out
     out.update(status=reply.status, elapsed_ms=round(reply.elapsed_ms, 1), answer=reply.text[:2000])
     try:
@@ -150,3 +151,19 @@ async def probe(base_url: str, path_style: str) -> dict:
     out["ok"] = problem is None
     out["verdict"] = problem or f"OK: the bot chose {rules.TRUMP_NAMES[action] if action != rules.PUSH else 'to push'}"
     return out
+
+
+def _status_hint(status: int | None, path_style: str) -> str:
+    """What to check when "test the connection" got ``status`` (404, 405, 400) instead of 200."""
+    if status not in (400, 404, 405):
+        return ""
+    paths = protocol.PATHS[path_style]
+    style = (f"This bot is registered in {path_style} style, so the server posts to BASE{paths['trump']}, "
+             f"BASE{paths['card']} and BASE{paths['info']}")
+    other = "seed" if path_style == "kit" else "kit"
+    if status == 400 and path_style == "kit":
+        return (f"{style}. The HSLU kit's service answers 400 \"player not found\" when the last part of the "
+                "base URL is not the name the bot was added under (app.add_player(name, agent)).")
+    what = "Nothing answers at that path" if status == 404 else "That path does not take POST requests"
+    name = " and, in kit style, that the base URL ends with the bot's name in the service" if path_style == "kit" else ""
+    return f"{what}: check the path style ({style}; is your service {other} style?){name}."
