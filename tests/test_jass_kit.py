@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 from jass.game.rule_schieber import RuleSchieber
 
 from games.jass import rules
@@ -87,3 +88,55 @@ def test_a_300_game_file_written_by_the_kits_own_arena_imports_whole(tmp_path):
     # The kit scores every game without a Match bonus; so do we, game by game.
     assert [sum(r["points"]) for r in state.deal_records()] == [157] * 300
     assert state.match_points == [int(kit.points_team_0.sum()), int(kit.points_team_1.sum())]
+
+
+@pytest.mark.django_db
+def test_our_json_lines_are_games_the_kit_itself_replays_to_the_same_state(client):
+    """Every exported line, read by the kit's own ``GameLogEntry``, is a state the kit's
+    ``GameSim`` reaches by playing the game's cards from the hands as dealt (so hands, tricks,
+    leaders, winners, points and the player on turn are what the kit writes); a game cut
+    short at the target is written as a game in progress; re-importing the file gives the
+    match's result (the target and the Match bonus travel with it)."""
+    import json
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from jass.game.game_sim import GameSim
+    from jass.logs.game_log_entry import GameLogEntry
+
+    from games.arena.models import Match
+    from tests.test_jass_logs import played_match
+
+    match = played_match({"points_to_win": 1500, "match_bonus": True, "max_deals": 0}, seed=9)
+    text = client.get(f"/matches/{match.pk}/export/jsonl/").content.decode()
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert len(lines) >= 2
+    for number, line in enumerate(lines, 1):
+        logged = GameLogEntry.from_json(line).game
+        played = logged.tricks[logged.tricks >= 0]
+        sim = GameSim(rule=RuleSchieber())
+        sim.init_from_cards(hands=_dealt_in_play_order(logged), dealer=logged.dealer)
+        if logged.forehand == 0:
+            sim.action_trump(10)  # push
+        sim.action_trump(logged.trump)
+        for card in played:
+            sim.action_play_card(int(card))
+        assert sim.state == logged, f"game {number}"
+        last = number == len(lines)
+        assert (logged.player == -1) == (not last or logged.nr_played_cards == 36)
+    assert lines[-1]["game"]["currentPlayer"] != -1, "this match ended at the target, mid-game"
+    resp = client.post("/import/jass/", {"log": SimpleUploadedFile("m.jsonl", text.encode())})
+    imported = Match.objects.get(pk=int(resp.url.strip("/").split("/")[-1]))
+    assert imported.result == match.result
+
+
+def _dealt_in_play_order(logged) -> np.ndarray:
+    """The hands as dealt of a kit ``GameState`` read from a log: the cards still held plus
+    the cards each seat played (the trick's leader first, then counter-clockwise)."""
+    hands = logged.hands.copy()
+    for trick, first in zip(logged.tricks, logged.trick_first_player):
+        seat = first
+        for card in trick:
+            if card >= 0:
+                hands[seat, card] = 1
+                seat = (seat + 3) % 4
+    return hands

@@ -65,11 +65,11 @@ def test_kit_json_lines_round_trip_keeps_names_and_date(client):
     lines = text.strip().splitlines()
     assert len(lines) == 3
     entry = json.loads(lines[0])
-    assert set(entry) == {"game", "date", "player_ids"}
-    assert entry["player_ids"] == ["Rule-based bot", "Random bot", "Rule-based bot", "Random bot"]
+    assert entry["player_ids"] == [0, 1, 2, 3]  # integers, as the kit writes them
+    assert entry["player_names"] == ["Rule-based bot", "Random bot", "Rule-based bot", "Random bot"]
     resp = client.post("/import/jass/", {"log": SimpleUploadedFile("m.jsonl", text.encode())})
     imported = Match.objects.get(pk=int(resp.url.strip("/").split("/")[-1]))
-    assert [s.display_name for s in imported.seats.order_by("index")] == entry["player_ids"]
+    assert [s.display_name for s in imported.seats.order_by("index")] == entry["player_names"]
     assert imported.finished_at.strftime("%d.%m.%y %H:%M:%S") == entry["date"]
     page = client.get(resp.url).content.decode()
     assert "Jass" in page

@@ -28,19 +28,30 @@ def export_log(state: rules.JassState, deal: int | None = None) -> str:
     return json.dumps([protocol.game_log(r) for r in records], indent=1)
 
 
-def export_jsonl(state: rules.JassState, date: datetime, player_ids: list) -> str:
-    """Every deal as one kit JSON line."""
-    return "".join(protocol.log_line(r, date, player_ids) + "\n" for r in state.deal_records())
+#: Match settings an exported JSON-lines file carries (key "arena"), so that importing it
+#: scores the games as they were scored here.  The kit has no place for them.
+CARRIED_SETTINGS = ("points_to_win", "match_bonus", "hslu_undertrump")
 
 
-def read_file(text: str) -> tuple[list[dict], list | None, datetime | None]:
+def export_jsonl(state: rules.JassState, date: datetime, names: list[str]) -> str:
+    """Every deal as one kit JSON line (:func:`games.jass.protocol.log_line`).
+
+    ``player_ids`` are the seat numbers 0-3 (the kit writes integers; names have no place
+    there), the seats' names go in ``player_names`` and the match's scoring settings in
+    ``arena``; the kit's reader ignores both."""
+    extra = {"player_names": list(names), "arena": {key: getattr(state, key) for key in CARRIED_SETTINGS}}
+    return "".join(protocol.log_line(r, date, [0, 1, 2, 3], extra) + "\n" for r in state.deal_records())
+
+
+def read_file(text: str) -> tuple[list[dict], list | None, datetime | None, dict]:
     """Read a log file in any of the accepted shapes: kit JSON lines, one seed-format game,
-    or a JSON array of them.  Returns (deal records, player ids or None, date or None).
-    Raises :class:`ProtocolError` naming the line or game that is wrong."""
+    or a JSON array of them.  Returns (deal records, player names or ids or None, date or
+    None, the settings of :data:`CARRIED_SETTINGS` the file carries).  Raises
+    :class:`ProtocolError` naming the line or game that is wrong."""
     stripped = text.strip()
     if not stripped:
         raise ProtocolError("the file is empty")
-    records, player_ids, date = [], None, None
+    records, player_ids, date, settings = [], None, None, {}
     try:
         whole = json.loads(stripped)
     except ValueError:
@@ -66,25 +77,33 @@ def read_file(text: str) -> tuple[list[dict], list | None, datetime | None]:
             except ProtocolError as exc:
                 raise ProtocolError(f"line {number}: {exc}") from None
             records.append(entry["game"])
-            player_ids = player_ids or entry["player_ids"]
+            player_ids = player_ids or entry["player_names"] or entry["player_ids"]
             date = date or entry["date"]
+            if number == 1 and entry["arena"]:
+                settings = {k: entry["arena"][k] for k in CARRIED_SETTINGS if k in entry["arena"]}
     if len(records) > MAX_IMPORTED_DEALS:
         raise ProtocolError(f"at most {MAX_IMPORTED_DEALS} games in one file")
-    return records, player_ids, date
+    return records, player_ids, date, settings
 
 
 def import_match(text: str) -> dict:
     """A log file as a match to store: ``{"config", "steps": [(seat, action)], "names":
     [4 str] | None, "date": datetime | None}``.  The configuration replays exactly these
-    deals (``deals``), counts to no target and stops after the last one, with the Match bonus
-    off (logs from the kit are scored without it) and the HSLU server's under-trumping rule
-    (kit agents play by it, so a kit file holds such plays).  Raises :class:`ProtocolError`."""
-    records, player_ids, date = read_file(text)
-    config = rules.normalize_config({
-        "points_to_win": rules.MAX_POINTS_TO_WIN, "match_bonus": False, "max_deals": len(records),
-        "hslu_undertrump": True,
-        "deals": [{"dealer": r["dealer"], "hands": r["hands"]} for r in records],
-    })
+    deals (``deals``) and stops after the last one.  A file we exported carries its match's
+    target, Match bonus and under-trumping rule (``arena``), so the import scores and ends
+    exactly as the match did; any other file counts to no target, with the Match bonus off
+    (the kit scores without it) and the HSLU server's under-trumping rule (kit agents play by
+    it, so a kit file holds such plays).  Raises :class:`ProtocolError`, also for settings
+    out of range."""
+    records, player_ids, date, carried = read_file(text)
+    try:
+        config = rules.normalize_config({
+            "points_to_win": rules.MAX_POINTS_TO_WIN, "match_bonus": False, "hslu_undertrump": True,
+            **carried, "max_deals": len(records),
+            "deals": [{"dealer": r["dealer"], "hands": r["hands"]} for r in records],
+        })
+    except ValueError as exc:
+        raise ProtocolError(f'"arena": {exc}') from None
     state = rules.new_state(config, 0)
     steps = []
     for number, record in enumerate(records, 1):

@@ -326,16 +326,35 @@ def _dealt_hands(players: Any, played: list[int], n_tricks: int) -> list[list[st
     return [[CARD_NAMES[c] for c in range(36) if h >> c & 1] for h in dealt]
 
 
-def log_line(record: Mapping, date: datetime, player_ids: list) -> str:
+def kit_game(record: Mapping) -> dict:
+    """One deal as the kit's ``GameState.to_json`` writes it at the end of a game: the hands
+    hold the cards still held (empty for a complete deal), ``currentPlayer`` is -1 when the
+    deal is complete; a deal cut short (the match ended at the target) names the next
+    leader as ``currentPlayer`` and as the ``first`` of an empty trick, as the kit does for a
+    game in progress, so no tool takes it for a finished game."""
+    game = game_log(record)
+    played = {card for trick in record["tricks"] for card in trick["cards"]}
+    game["player"] = [{"hand": [card for card in hand if card not in played]} for hand in record["hands"]]
+    if not record["complete"] and record["tricks"]:
+        leader = record["tricks"][-1]["win"]
+        game["currentPlayer"] = leader
+        game["tricks"].append({"first": leader})
+    return game
+
+
+def log_line(record: Mapping, date: datetime, player_ids: list[int], extra: Mapping | None = None) -> str:
     """The kit's JSON-lines entry for one deal (no trailing newline):
-    ``{"game": <game_log(record)>, "date": "dd.mm.yy HH:MM:SS", "player_ids": [...]}``."""
-    entry = {"game": game_log(record), "date": date.strftime(DATE_FORMAT), "player_ids": list(player_ids)}
+    ``{"game": <kit_game(record)>, "date": "dd.mm.yy HH:MM:SS", "player_ids": [4 ints], **extra}``.
+    The kit reads only the first three keys; ``extra`` carries what it has no place for."""
+    entry = {"game": kit_game(record), "date": date.strftime(DATE_FORMAT), "player_ids": list(player_ids),
+             **(extra or {})}
     return _dumps(entry)
 
 
 def read_log_line(line: bytes | str) -> dict:
-    """Read one JSON-lines entry: ``{"game": <deal record>, "date": datetime,
-    "player_ids": list}`` (see :func:`read_game_log`).  Raises :class:`ProtocolError`."""
+    """Read one JSON-lines entry: ``{"game": <deal record>, "date": datetime, "player_ids":
+    list, "player_names": [4 str] | None, "arena": dict | None}`` (see :func:`read_game_log`;
+    the last two are written by our export only).  Raises :class:`ProtocolError`."""
     entry = parse_body(line)
     for key in ("game", "date", "player_ids"):
         if key not in entry:
@@ -346,4 +365,12 @@ def read_log_line(line: bytes | str) -> dict:
         raise ProtocolError(f'"date" must look like "31.12.22 23:59:59", got {_preview(entry["date"])}') from None
     if not isinstance(entry["player_ids"], list) or len(entry["player_ids"]) != 4:
         raise ProtocolError(f'"player_ids" must be a list of four ids, got {_preview(entry["player_ids"])}')
-    return {"game": read_game_log(entry["game"]), "date": date, "player_ids": list(entry["player_ids"])}
+    names = entry.get("player_names")
+    if names is not None and (not isinstance(names, list) or len(names) != 4
+                              or not all(isinstance(n, str) for n in names)):
+        raise ProtocolError(f'"player_names" must be a list of four names, got {_preview(names)}')
+    arena = entry.get("arena")
+    if arena is not None and not isinstance(arena, Mapping):
+        raise ProtocolError(f'"arena" must be an object, got {_preview(arena)}')
+    return {"game": read_game_log(entry["game"]), "date": date, "player_ids": list(entry["player_ids"]),
+            "player_names": names, "arena": dict(arena) if arena else None}
