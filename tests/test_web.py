@@ -46,6 +46,9 @@ def test_lobby_lists_games_and_offers_a_table(client):
     assert "Liar&#x27;s Dice" in page or "Liar's Dice" in page
     assert "/tables/new/liars_dice/" in page
     assert "5533" in page
+    from django.contrib.staticfiles import finders
+
+    assert 'rel="icon"' in page and finders.find("arena/favicon.svg")
 
 
 def test_guest_creates_a_table_and_another_guest_joins_it(client, django_user_model):
@@ -125,3 +128,18 @@ def test_hostile_names_are_escaped_everywhere(client):
 def test_names_are_cleaned_of_control_characters_and_bounded():
     assert tables.clean_name("  a\x00b\nc\x1b[31m  ") == "abc[31m"
     assert len(tables.clean_name("x" * 500)) == tables.MAX_NAME
+
+
+def test_each_game_has_a_rules_page_linked_from_its_tables(client):
+    from games.arena import registry
+
+    for spec in registry.all_games():
+        page = client.get(f"/rules/{spec.slug}/")
+        assert page.status_code == 200 and spec.title.split(" ")[0] in page.content.decode()
+        assert f"/rules/{spec.slug}/" in client.get(f"/tables/new/{spec.slug}/").content.decode()
+        assert f"/rules/{spec.slug}/" in client.get("/").content.decode()
+    assert "Ones are not wild" in client.get("/rules/liars_dice/").content.decode()
+    assert "no Weis and no Stöck" in client.get("/rules/jass/").content.decode()
+    assert client.get("/rules/chess/").status_code == 404
+    match = finished_match(["a", "b"])
+    assert "/rules/liars_dice/" in client.get(f"/matches/{match.pk}/").content.decode()

@@ -219,3 +219,12 @@ def signup(request):
         login(request, user)
         return redirect("lobby")
     return render(request, "registration/signup.html", {"form": form})
+
+
+def rules_page(request, game: str):
+    """A game's short rules page (``templates/rules/<slug>.html``), linked from its tables."""
+    try:
+        spec = registry.get(game)
+    except KeyError:
+        raise Http404("no such game") from None
+    return render(request, f"rules/{spec.slug}.html", {"spec": spec})
