@@ -108,3 +108,18 @@ def test_bad_logs_are_refused_with_a_reason(client, text, message):
 def test_unfinished_matches_cannot_be_exported(client):
     match = tables.create_table("jass", {}, ["builtin:random"] * 4, None)
     assert client.get(f"/matches/{match.pk}/export/log/").status_code == 404
+
+
+def test_results_are_shown_by_team_with_both_partners_as_winners(client):
+    import html
+    import re
+
+    match = played_match()
+    team = match.result["winner_team"]
+    a, b = match.result["team_points"]
+    for url in ("/", "/history/", f"/matches/{match.pk}/"):
+        page = client.get(url).content.decode()
+        text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+        line = f"N–S Rule-based bot & Rule-based bot {a} " + ("winners " if team == 0 else "") + \
+            f": E–W Random bot & Random bot {b}" + (" winners" if team == 1 else "")
+        assert line in text, (url, text[text.find("N–S"):][:200])

@@ -43,3 +43,30 @@ def seat_summary(seat: Seat) -> dict:
     """A seat as the API and the pages show it."""
     return {"index": seat.index, "name": seat.display_name, "kind": seat.kind,
             "builtin_bot": seat.builtin_bot or None, "occupied": seat.occupied, "score": seat.final_score}
+
+
+def winners(result: dict | None) -> set[int]:
+    """The seats that won a finished match's ``result``: its ``winners`` list (partnership
+    games name every partner) or else its single ``winner``; empty for a draw or no result."""
+    if not isinstance(result, dict):
+        return set()
+    if isinstance(result.get("winners"), list):
+        return {s for s in result["winners"] if isinstance(s, int)}
+    return {result["winner"]} if isinstance(result.get("winner"), int) else set()
+
+
+def result_sides(match: Match, spec) -> list[dict] | None:
+    """A finished match's result as the pages show it, one entry per side: ``{"label",
+    "names": [str], "score", "won"}``; per team for games with ``spec.teams`` (so both
+    partners are winners), None for other games (their seats are listed one by one)."""
+    if spec.teams is None or match.status != Match.Status.FINISHED:
+        return None
+    seats = {s.index: s for s in match.seats.all()}
+    won = winners(match.result)
+    sides = []
+    for label, members in spec.teams(match.config):
+        present = [seats[i] for i in members if i in seats]
+        score = next((s.final_score for s in present if s.final_score is not None), None)
+        sides.append({"label": label, "names": [s.display_name for s in present], "score": score,
+                      "won": bool(won) and set(members) <= won})
+    return sides

@@ -45,7 +45,10 @@ class GameSpec:
       content type, text)``) for finished matches; ``import_match(text)`` reads a log file
       into ``{"config", "steps": [(seat, action)], "names", "date"}`` (raises ``ValueError``);
     - ``start_listener(arena)``: starts the bot listener, returns an object with ``close()``;
-    - ``seat_label(config, index)``: how the table names a seat (e.g. "North").
+    - ``seat_label(config, index)``: how the table names a seat (e.g. "North");
+    - ``teams(config)``: for partnership games, ``[(label, seats)]`` (e.g. ``("N–S", (0, 2))``):
+      results are shown per team, every partner of a winning team marked as a winner; None
+      for games where each seat plays for itself.
     """
 
     slug: str
@@ -69,6 +72,7 @@ class GameSpec:
     #: Shown under the seat choices of the create-table form.
     seats_note: str = ""
     seat_label: Callable[[Mapping, int], str] = field(default=lambda config, index: f"Seat {index + 1}")
+    teams: Callable[[Mapping], list[tuple[str, tuple[int, ...]]]] | None = None
 
 
 GAMES: dict[str, GameSpec] = {}

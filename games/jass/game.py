@@ -54,6 +54,7 @@ SPEC = register(GameSpec(
     human_action_ok=lambda state, seat, action: state.is_legal(seat, action),
     http_bot_endpoint=transport.endpoint_for,
     http_bot_probe=transport.probe,
+    teams=lambda config: [("N–S", (0, 2)), ("E–W", (1, 3))],
     seat_label=lambda config, index: f"{rules.SEAT_NAMES[index]} · team {'N–S' if index % 2 == 0 else 'E–W'}",
     exports={"log": ("seed log format (JSON, all four hands)", _export_log),
              "jsonl": ("kit JSON lines", _export_jsonl)},

@@ -1,0 +1,19 @@
+"""Template helpers for the arena's pages."""
+from __future__ import annotations
+
+from django import template
+
+from games.arena import queries, registry
+
+register = template.Library()
+
+
+@register.filter
+def result_sides(match):
+    """``{% with sides=match|result_sides %}``: the match's result per team, or None
+    (:func:`games.arena.queries.result_sides`)."""
+    try:
+        spec = registry.get(match.game)
+    except KeyError:
+        return None
+    return queries.result_sides(match, spec)
