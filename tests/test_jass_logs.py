@@ -123,3 +123,18 @@ def test_results_are_shown_by_team_with_both_partners_as_winners(client):
         line = f"N–S Rule-based bot & Rule-based bot {a} " + ("winners " if team == 0 else "") + \
             f": E–W Random bot & Random bot {b}" + (" winners" if team == 1 else "")
         assert line in text, (url, text[text.find("N–S"):][:200])
+
+
+def test_match_headers_say_the_settings_in_words_not_form_labels(client):
+    import re
+
+    match = played_match({"points_to_win": 1000, "match_bonus": True, "max_deals": 4})
+    page = client.get(f"/matches/{match.pk}/").content.decode()
+    assert "1000 points to win · Match bonus 257 · at most 4 games" in page
+    assert "(0: no limit)" not in page and "Stop after" not in page
+    line = client.get(f"/matches/{match.pk}/export/jsonl/").content.decode().splitlines()[0]
+    game = json.loads(line)["game"]
+    kit_line = json.dumps({"game": game, "date": "01.02.23 10:11:12", "player_ids": [1, 2, 3, 4]})
+    resp = client.post("/import/jass/", {"log": SimpleUploadedFile("kit.txt", kit_line.encode())})
+    header = re.search(r'<p class="hint config">(.*?)</p>', client.get(resp.url).content.decode()).group(1)
+    assert header == "no Match bonus · at most 1 game · under-trumping as the HSLU server"  # no target

@@ -46,6 +46,8 @@ class GameSpec:
       into ``{"config", "steps": [(seat, action)], "names", "date"}`` (raises ``ValueError``);
     - ``start_listener(arena)``: starts the bot listener, returns an object with ``close()``;
     - ``seat_label(config, index)``: how the table names a seat (e.g. "North");
+    - ``describe_config(config)``: the configuration as short phrases for the match header
+      (e.g. ``["1000 points to win", "Match bonus"]``); by default "<field label>: <value>";
     - ``teams(config)``: for partnership games, ``[(label, seats)]`` (e.g. ``("N–S", (0, 2))``):
       results are shown per team, every partner of a winning team marked as a winner; None
       for games where each seat plays for itself.
@@ -73,6 +75,14 @@ class GameSpec:
     seats_note: str = ""
     seat_label: Callable[[Mapping, int], str] = field(default=lambda config, index: f"Seat {index + 1}")
     teams: Callable[[Mapping], list[tuple[str, tuple[int, ...]]]] | None = None
+    describe_config: Callable[[Mapping], list[str]] | None = None
+
+    def config_summary(self, config: Mapping) -> list[str]:
+        """``describe_config(config)``, or each field's label and value ("on"/"off" for switches)."""
+        if self.describe_config is not None:
+            return self.describe_config(config)
+        return [f"{f.label}: {('on' if config[f.key] else 'off') if f.kind == 'bool' else config[f.key]}"
+                for f in self.config_fields if f.key in config]
 
 
 GAMES: dict[str, GameSpec] = {}

@@ -121,13 +121,6 @@ def create_table(request, game: str):
     })
 
 
-def _config_value(value):
-    """A configuration value as the match page shows it (on/off for switches)."""
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return value
-
-
 def match_page(request, match_id: int):
     """One table: the waiting room while open, then the live table, then result and replay."""
     match = _with_seats(Match.objects.filter(pk=match_id)).first()
@@ -144,7 +137,7 @@ def match_page(request, match_id: int):
     return render(request, "arena/match.html", {
         "match": match, "spec": spec, "seats": seats, "sitter": sitter, "my_seat": my_seat,
         "seat_labels": labels, "seat_rows": list(zip(seats, labels)),
-        "config_items": [(f.label, _config_value(match.config[f.key])) for f in spec.config_fields if f.key in match.config],
+        "config_summary": spec.config_summary(match.config),
         "bot_port": settings.ARENA.get(f"{spec.slug.upper()}_PORT") if any(
             s.kind == Seat.Kind.PROTOCOL and not s.occupied for s in seats) else None,
         "spectators_see_all": match.omniscient and not any(s.kind == Seat.Kind.HUMAN for s in seats),

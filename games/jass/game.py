@@ -33,6 +33,21 @@ def _export_jsonl(match, state, names, params) -> tuple[str, str, str]:
     return f"jass-match{match.pk}.jsonl", "application/x-ndjson", logs.export_jsonl(state, when, names)
 
 
+def describe_config(config) -> list[str]:
+    """The match header's phrases: the target (none for an imported log, which counts to no
+    target), the Match bonus, a game limit and the HSLU under-trumping rule when on."""
+    out = []
+    if config.get("points_to_win", 0) < rules.MAX_POINTS_TO_WIN:
+        out.append(f"{config['points_to_win']} points to win")
+    out.append("Match bonus 257" if config.get("match_bonus") else "no Match bonus")
+    if config.get("max_deals"):
+        n = config["max_deals"]
+        out.append(f"at most {n} game{'s' if n != 1 else ''}")
+    if config.get("hslu_undertrump"):
+        out.append("under-trumping as the HSLU server")
+    return out
+
+
 SPEC = register(GameSpec(
     slug="jass",
     title="Jass (Schieber)",
@@ -54,6 +69,7 @@ SPEC = register(GameSpec(
     human_action_ok=lambda state, seat, action: state.is_legal(seat, action),
     http_bot_endpoint=transport.endpoint_for,
     http_bot_probe=transport.probe,
+    describe_config=describe_config,
     teams=lambda config: [("N–S", (0, 2)), ("E–W", (1, 3))],
     seat_label=lambda config, index: f"{rules.SEAT_NAMES[index]} · team {'N–S' if index % 2 == 0 else 'E–W'}",
     exports={"log": ("seed log format (JSON, all four hands)", _export_log),

@@ -58,6 +58,8 @@ SPEC = register(GameSpec(
     new_state=rules.new_state,
     normalize_config=rules.normalize_config,
     num_seats=lambda config: config["players"],
+    describe_config=lambda c: [f"{c['players']} players", f"{c['dice']} dice each",
+                               f"{c['games']} game{'s' if c['games'] != 1 else ''}"],
     config_fields=(
         ConfigField("players", "Players", rules.MIN_PLAYERS, rules.MAX_PLAYERS, 2),
         ConfigField("dice", "Dice per player", 1, rules.MAX_DICE, 6),
