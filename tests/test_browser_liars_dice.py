@@ -162,10 +162,16 @@ def test_person_plays_a_whole_match_against_two_bots_while_a_guest_watches(arena
                 challenge.click()
                 done["challenge"] += 1
             else:
+                mine = [int(f) for f in me.locator(".dice .die[data-face]").evaluate_all("ds => ds.map(d => d.dataset.face)")]
+                if not current_count:  # opening a round: every face raises, so the picker starts on one I hold
+                    chosen = int(controls.locator(".faces button.chosen").get_attribute("data-face"))
+                    assert chosen in mine and mine.count(chosen) == max(mine.count(f) for f in mine), (chosen, mine)
+                    if not done["bid"]:  # the count can be typed
+                        controls.get_by_label("number of dice").fill("2")
+                        assert controls.locator("button.bid [data-bid]").get_attribute("data-bid").startswith("2x")
                 more = controls.get_by_role("button", name="more dice")
                 if current_count and more.is_enabled():
                     more.click()
-                mine = [int(f) for f in me.locator(".dice .die[data-face]").evaluate_all("ds => ds.map(d => d.dataset.face)")]
                 for face in mine:  # bid on a face I hold, if that face is a raise
                     face_button = controls.locator(f".faces button[data-face='{face}']")
                     if face_button.is_enabled():

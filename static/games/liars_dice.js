@@ -201,21 +201,28 @@
     const raises = (f, c) => !last || (c >= last[1] && (c > last[1] || f > last[0]));
     const minCount = !last ? 1 : (last[0] === 6 ? last[1] + 1 : last[1]);
     let count = minCount;
-    let face = !last ? 2 : (last[0] < 6 ? last[0] + 1 : 1);
-    const canBid = minCount <= total;
     const mine = view.your_hand || [];
-    const countEl = el('output', {class: 'bid-count', 'aria-live': 'polite'}, String(count));
+    const held = (f) => mine.filter((d) => d === f).length;
+    // Start on the face I hold most of (the higher on a tie) that raises at the lowest count.
+    const mostHeld = [6, 5, 4, 3, 2, 1].filter((f) => held(f) && raises(f, count)).sort((a, b) => held(b) - held(a))[0];
+    let face = mostHeld || (!last ? 2 : (last[0] < 6 ? last[0] + 1 : 1));
+    const canBid = minCount <= total;
+    // The count can be typed as well as stepped; a typed number counts once it is in range.
+    const countEl = el('input', {class: 'bid-count', type: 'number', inputmode: 'numeric', min: minCount, max: total,
+                                 value: count, 'aria-label': 'number of dice',
+                                 oninput: () => { const v = Number(countEl.value); if (Number.isInteger(v) && v >= minCount && v <= total) { count = v; refresh(false); } },
+                                 onchange: () => step(0)});
     const faces = el('div', {class: 'faces', role: 'group', 'aria-label': 'face'});
     const bidButton = el('button', {class: 'primary bid', onclick: () => ctx.act(['bid', face, count])});
     const fewer = el('button', {class: 'secondary', 'aria-label': 'fewer dice', onclick: () => step(-1)}, '−');
     const more = el('button', {class: 'secondary', 'aria-label': 'more dice', onclick: () => step(1)}, '+');
     const holding = el('span', {class: 'hint'});
-    const refresh = () => {
+    const refresh = (writeCount = true) => {
       if (!raises(face, count)) {  // keep the chosen face a legal raise when the count changes
         const ok = [1, 2, 3, 4, 5, 6].find((f) => raises(f, count));
         if (ok) face = ok;
       }
-      countEl.textContent = String(count);
+      if (writeCount) countEl.value = String(count);
       fewer.disabled = count <= minCount;
       more.disabled = count >= total;
       faces.replaceChildren(...[1, 2, 3, 4, 5, 6].map((f) =>
@@ -223,7 +230,7 @@
                       'aria-label': `face ${f}`, 'data-face': f, onclick: () => { face = f; refresh(); }}, die(f, 'small'))));
       bidButton.disabled = !raises(face, count);
       bidButton.replaceChildren('Bid ', bidText(face, count));
-      const have = mine.filter((f) => f === face).length;
+      const have = held(face);
       holding.textContent = `You hold ${have} of them; ${total} dice on the table.`;
     };
     const step = (d) => { count = Math.max(minCount, Math.min(total, count + d)); refresh(); };
