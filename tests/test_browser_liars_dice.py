@@ -81,7 +81,7 @@ def test_person_plays_a_whole_match_against_two_bots_while_a_guest_watches(arena
     started = time.monotonic()
     arena = arena_factory(env={"ARENA_HUMAN_DEADLINE": "20", "ARENA_HUMAN_CHALLENGE_WINDOW": "5",
                                "ARENA_ROUND_PAUSE": "0.3"})
-    page = new_page(browser)
+    page = new_page(browser, viewport=PHONE)  # the person plays on a phone, the guest watches on a desktop
 
     # --- the lobby and the create-table form ----------------------------------------------
     page.goto(arena.url + "/")
@@ -116,7 +116,7 @@ def test_person_plays_a_whole_match_against_two_bots_while_a_guest_watches(arena
     assert page.locator(".player:not(.me) .dice .die.hidden").count() == 4
 
     # --- a second guest watches on a phone, from the lobby's "Live" list -------------------
-    watcher = new_page(browser, viewport=PHONE, init_script=SPECTATOR_PROBE)
+    watcher = new_page(browser, init_script=SPECTATOR_PROBE)
     watcher_frames = []  # everything the server sends the spectator's page
     watcher.on("websocket", lambda ws: ws.on("framereceived", lambda payload: watcher_frames.append(payload)))
     watcher.goto(arena.url + "/")
@@ -141,6 +141,10 @@ def test_person_plays_a_whole_match_against_two_bots_while_a_guest_watches(arena
             break
         controls = page.locator("#actions .controls[data-kind]")
         kind = controls.get_attribute("data-kind")
+        # On the phone the answer panel leaves the table in view: at most a quarter of the
+        # screen on a turn, a sixth in the challenge window.
+        share = controls.bounding_box()["height"] / PHONE["height"]
+        assert share <= (0.25 if kind == "turn" else 1 / 6), (kind, share)
         if kind == "challenge_window":
             windows += 1
             prompt = controls.locator(".prompt [data-bid]").get_attribute("data-bid")

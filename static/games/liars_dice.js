@@ -244,7 +244,7 @@
       canBid ? holding : null,
       el('div', {class: 'buttons'}, canBid ? bidButton : null,
         last ? el('button', {class: 'danger challenge', onclick: () => ctx.act('challenge')},
-                  `Challenge ${whose(ctx, view.last_bidder)} bid`) : null)));
+                  'Challenge', el('span', {class: 'long'}, ` ${whose(ctx, view.last_bidder)} bid`)) : null)));
   }
 
   Arena.games.liars_dice = {
