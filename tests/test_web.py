@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import random
+import re
 
 import pytest
 from django.utils import timezone
@@ -143,3 +144,17 @@ def test_each_game_has_a_rules_page_linked_from_its_tables(client):
     assert client.get("/rules/chess/").status_code == 404
     match = finished_match(["a", "b"])
     assert "/rules/liars_dice/" in client.get(f"/matches/{match.pk}/").content.decode()
+
+
+def test_play_again_offers_the_same_settings_and_seats(client):
+    client.post("/nickname/", {"nickname": "ann"})
+    client.post("/tables/new/liars_dice/", {"players": "3", "dice": "4", "games": "2",
+                                            "seat0": "open_human", "seat1": "me", "seat2": "builtin:random"})
+    first = Match.objects.get()
+    Match.objects.filter(pk=first.pk).update(status=Match.Status.FINISHED, result={"scores": [0, 1, 0], "winner": 1})
+    page = client.get(f"/matches/{first.pk}/").content.decode()
+    assert f"/tables/new/liars_dice/?again={first.pk}" in page and "New table" in page
+    form = client.get(f"/tables/new/liars_dice/?again={first.pk}").content.decode()
+    assert re.search(r'name="dice"[^>]*value="4"', form) and re.search(r'name="games"[^>]*value="2"', form)
+    for index, choice in enumerate(["open_human", "me", "builtin:random"]):
+        assert re.search(rf'name="seat{index}"[^>]*>.*?<option value="{choice}" selected', form, re.S), (index, choice)

@@ -194,3 +194,22 @@ def tables_waiting_to_start() -> list[int]:
     """Open tables whose seats are all taken (the arena's periodic sweep starts them)."""
     return list(Match.objects.filter(status=Match.Status.OPEN).exclude(seats__occupied=False)
                 .values_list("pk", flat=True))
+
+
+def seat_choices_of(match: Match, sitter: Sitter | None, open_bot: str) -> list[str]:
+    """The create-table seat choices that set up ``match``'s table again ("play again"): the
+    same built-in and registered bots, ``sitter``'s own seat as "me", other people's seats
+    open for a person, and connecting bots' seats as ``open_bot`` (the game's usual choice for
+    a bot seat)."""
+    mine = seat_of(match.pk, sitter) if sitter is not None else None
+    choices = []
+    for seat in match.seats.order_by("index"):
+        if seat.kind == Seat.Kind.HUMAN:
+            choices.append(ME if mine is not None and mine.index == seat.index else OPEN_HUMAN)
+        elif seat.kind == Seat.Kind.BUILTIN:
+            choices.append(BUILTIN_PREFIX + seat.builtin_bot)
+        elif seat.registered_bot_id is not None:
+            choices.append(f"{REGISTERED_PREFIX}{seat.registered_bot_id}")
+        else:
+            choices.append(open_bot)
+    return choices

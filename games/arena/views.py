@@ -92,6 +92,12 @@ def create_table(request, game: str):
     values = {f.key: f.default for f in spec.config_fields}
     default_other = tables.OPEN_BOT if spec.start_listener else tables.BUILTIN_PREFIX + next(iter(spec.builtin_bots))
     choices = [tables.ME] + [default_other] * (max_seats - 1)
+    previous = Match.objects.filter(pk=request.GET.get("again", "") if request.GET.get("again", "").isdigit() else 0,
+                                    game=game).first()
+    if previous is not None:  # "Play again": this match's settings and seats, for the form to confirm
+        values.update({k: v for k, v in previous.config.items() if k in values})
+        again = tables.seat_choices_of(previous, sitter_for(request), default_other)
+        choices[:len(again)] = again
     error = None
     if request.method == "POST":
         _take_nickname(request)
