@@ -255,3 +255,22 @@ def test_person_plays_a_whole_match_against_two_bots_while_a_guest_watches(arena
 
     assert page.errors == [] and watcher.errors == [], page.errors + watcher.errors
     assert time.monotonic() - started < 120
+
+
+def test_the_lobby_updates_by_itself_and_keeps_what_a_visitor_types(arena, browser):  # noqa: F811
+    lobby = new_page(browser)
+    lobby.goto(arena.url + "/")
+    section = lobby.locator("#game-liars_dice")
+    expect(section.locator(".matches").first).to_contain_text("No open tables")
+    lobby.get_by_placeholder("how others see you").fill("half-typed")
+    other = new_page(browser)
+    other.goto(arena.url + "/tables/new/liars_dice/")
+    other.get_by_label("Your nickname").fill("Bea")
+    other.get_by_label("Seat 2").select_option("open_human")
+    other.get_by_role("button", name="Create table").click()
+    match_id = re.search(r"/matches/(\d+)/", other.url).group(1)
+    # No reload: the lobby fetches itself every few seconds.
+    expect(section.get_by_role("link", name=f"#{match_id}")).to_be_visible(timeout=15_000)
+    expect(section).to_contain_text("Bea")
+    assert lobby.get_by_placeholder("how others see you").input_value() == "half-typed"
+    assert not lobby.errors and not other.errors
