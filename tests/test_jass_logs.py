@@ -88,7 +88,7 @@ def test_kit_style_log_with_empty_hands_imports():
     game["tricks"].append({"first": game["tricks"][-1]["win"]})  # and the next leader
     line = json.dumps({"game": game, "date": "01.02.23 10:11:12", "player_ids": [1, 2, 3, 4]})
     parsed = import_match(line)
-    assert parsed["names"] == ["1", "2", "3", "4"]
+    assert parsed["names"] == ["North (player 1)", "East (player 2)", "South (player 3)", "West (player 4)"]
     assert len(parsed["steps"]) == 36 + (2 if record["forehand"] == 0 else 1)
 
 

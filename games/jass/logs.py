@@ -115,5 +115,15 @@ def import_match(text: str) -> dict:
             steps.append((seat, action))
         if not record["complete"]:
             break  # a game cut short ends the log
-    names = [str(p)[:40] for p in player_ids] if player_ids else None
-    return {"config": config, "steps": steps, "names": names, "date": date}
+    return {"config": config, "steps": steps, "names": seat_names(player_ids), "date": date}
+
+
+def seat_names(player_ids: list | None) -> list[str]:
+    """Names for an imported match's seats: the names our export wrote, else each seat's
+    name with the kit's player id ("North (player 7)": the kit's own arena writes 0 for all
+    four), else the seat names."""
+    if not player_ids:
+        return list(rules.SEAT_NAMES)
+    if all(isinstance(p, str) for p in player_ids):
+        return [p[:40] for p in player_ids]
+    return [f"{seat} (player {str(p)[:20]})" for seat, p in zip(rules.SEAT_NAMES, player_ids)]
