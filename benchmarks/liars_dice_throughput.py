@@ -222,9 +222,15 @@ async def server_main(args, results: dict) -> None:
     await arena.start()
     freeze_startup_heap()  # as manage.py serve does once it is up
     port = arena.listeners[0].port
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, __file__, "--bots", "--port", str(port), "--matches", str(args.matches),
-        "--pairs", str(args.pairs), "--cpu", str(args.bots_cpu), stdout=asyncio.subprocess.PIPE)
+    if args.clients == "node":  # benchmarks/node/ld_bots.js, pinned as the Python bots are
+        pin = ["taskset", "-c", str(args.bots_cpu)] if args.bots_cpu >= 0 else []
+        proc = await asyncio.create_subprocess_exec(
+            *pin, "node", str(ROOT / "benchmarks" / "node" / "ld_bots.js"), str(port), str(args.matches),
+            str(args.pairs), stdout=asyncio.subprocess.PIPE)
+    else:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, __file__, "--bots", "--port", str(port), "--matches", str(args.matches),
+            "--pairs", str(args.pairs), "--cpu", str(args.bots_cpu), stdout=asyncio.subprocess.PIPE)
     out, _ = await proc.communicate()
     # The runner task finishes the match (writes the result) right after closing the sockets.
     while arena.tasks:
@@ -270,6 +276,9 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary data directory")
     parser.add_argument("--pin", default="0,1", help="CPUs for server,bots (sched_setaffinity); 'no' to leave "
                         "both to the scheduler (default 0,1)")
+    parser.add_argument("--clients", choices=("python", "node"), default="python",
+                        help="the bots: this script's Python bots, or benchmarks/node/ld_bots.js (Node, as "
+                        "course bots and the reference's own bots are written)")
     parser.add_argument("--bots", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, default=-1, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -310,7 +319,7 @@ def main() -> None:
         server_us = [t * 1e6 for t in results["server_times"]]
         wire_us = [t * 1e6 for t in wire_times]
 
-        print(f"Liar's Dice throughput: 2 players, 6 dice, {args.games} games a match, "
+        print(f"Liar's Dice throughput ({args.clients} bots): 2 players, 6 dice, {args.games} games a match, "
               f"{args.matches} match(es) one after another x {args.pairs} pair(s) of bots at once")
         print(f"  load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
               f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} ({os.cpu_count()} cores)"
