@@ -102,8 +102,8 @@ class Bot:
         last = msg["last_bid"]
         if last == [0, 0]:
             return [self.rng.randint(1, 6), 1]
-        if self.rng.random() < 0.35:
-            return "challenge"
+        if self.rng.random() < 0.35 or last[1] >= sum(dice for _, dice in msg["other_hands"]):
+            return "challenge"  # (a count over the dice on the table is an impossible bid)
         return [last[0], last[1] + 1]
 
 

@@ -101,6 +101,8 @@ class Spectator(asyncio.Protocol):
                         msg = json.loads(text)
                         if msg.get("type") == "match.view":
                             self.views.setdefault(msg["version"], (msg["ts"], arrival))
+                            # Acknowledge it, as the browser does (the server's flow control).
+                            self.ws.send_text(json.dumps({"type": "ack", "version": msg["version"]}).encode())
         out = self.ws.data_to_send()
         if out:
             self.transport.write(b"".join(out))
@@ -229,7 +231,7 @@ def main() -> None:
         asyncio.run(clients_main("127.0.0.1", args.port, args.match, args.clients, args.index))
         return
 
-    from tests.ld_bot import LDBot, simple_move
+    from tests.ld_bot import LDBot, slow_simple_move
     from tests.serverproc import start_arena
 
     env = {"LIARS_DICE_AUTO_GAMES": "1000", "LIARS_DICE_AUTO_PLAYERS": "2", "LIARS_DICE_AUTO_DICE": "6",
@@ -238,13 +240,7 @@ def main() -> None:
     server = start_arena(env=env)
     bots, procs = [], []
     try:
-        def slow(rng):
-            def decide(msg):
-                time.sleep(args.bot_delay)
-                return simple_move(msg, rng)
-            return decide
-
-        bots = [LDBot(server.liars_dice_port, f"slowbot{k}", decide=slow(random.Random(k))) for k in range(2)]
+        bots = [LDBot(server.liars_dice_port, f"slowbot{k}", decide=slow_simple_move(args.bot_delay, random.Random(k))) for k in range(2)]
         match_id = running_match(server.data_dir / "arena.sqlite3")
         per_proc = [args.spectators // args.procs + (k < args.spectators % args.procs) for k in range(args.procs)]
         t_connect = time.time()

@@ -14,16 +14,26 @@ from typing import Callable
 
 
 def simple_move(msg: dict, rng: random.Random = random.Random(0)):
-    """A plausible bot: on turn, raise by one or challenge now and then; else pass."""
+    """A plausible bot: on turn, raise by one or challenge now and then (always once the count
+    is all the dice on the table: more would be an impossible bid); else pass."""
     on_turn = msg["other_hands"][0][0] == 0
     last = msg["last_bid"]
     if not on_turn:
         return "pass"
     if last == [0, 0]:
         return [rng.randint(1, 6), 1]
-    if rng.random() < 0.35:
+    if rng.random() < 0.35 or last[1] >= sum(dice for _, dice in msg["other_hands"]):
         return "challenge"
     return [last[0], last[1] + 1]
+
+
+def slow_simple_move(delay_s: float, rng: random.Random) -> Callable:
+    """A ``decide`` for :class:`LDBot`: :func:`simple_move` after ``delay_s`` seconds (a bot
+    that thinks, so a benchmark's healthy match has a steady pace)."""
+    def decide(msg: dict):
+        time.sleep(delay_s)
+        return simple_move(msg, rng)
+    return decide
 
 
 class LDBot:

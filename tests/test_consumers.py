@@ -46,9 +46,12 @@ def communicator(match_id: int, session_key: str | None = None) -> WebsocketComm
 
 
 async def next_view(comm: WebsocketCommunicator, timeout: float = 5.0) -> dict:
+    """The next view or final view, acknowledged as the browser does (else the server stops
+    sending after ``WS_UNACKED_VIEWS``)."""
     while True:
         msg = await comm.receive_json_from(timeout)
         if msg["type"] in ("match.view", "match.final"):
+            await comm.send_json_to({"type": "ack", "version": msg.get("version", 0)})
             return msg
 
 
@@ -100,6 +103,7 @@ async def test_person_plays_builtin_bot_and_spectator_sees_only_public_views():
         while not await spectator.receive_nothing(0.05):
             msg = await spectator.receive_json_from()
             if msg["type"] == "match.view":
+                await spectator.send_json_to({"type": "ack", "version": msg["version"]})
                 assert msg["audience"] == "public"
                 assert_no_current_hands(msg["view"], own_seat=None)
                 assert "request" not in msg  # only the person's own view carries it

@@ -89,22 +89,24 @@ async def test_seed_style_paths(service):
     assert {p for p, _ in service.calls} >= {"/play_card", "/game_info"}
 
 
-@pytest.mark.parametrize("name, reason", [
-    ("slow", "no answer within 0.5 s"),
-    ("garbage", "not JSON"),
-    ("error", "HTTP status 500"),
-    ("wrongkey", 'no "card" key'),
-    ("illegal", "you do not hold"),
-    ("deep", "nested more than 32 levels"),
+@pytest.mark.parametrize("name, reason, detail", [
+    ("slow", "no answer within 0.5 s", "no answer within 0.5 s"),
+    ("garbage", "no valid answer", "not JSON"),
+    ("error", "HTTP status 500", "HTTP status 500"),
+    ("wrongkey", "not a valid card reply", 'no "card" key'),
+    ("illegal", "illegal card", "you do not hold"),
+    ("deep", "no valid answer", "nested more than 32 levels"),
 ])
-async def test_broken_bots_get_random_valid_moves_recorded_as_forced(service, name, reason):
+async def test_broken_bots_get_random_valid_moves_recorded_as_forced(service, name, reason, detail):
+    """The public reason says what kind of failure; the detail (issue 6 item 2) says exactly what."""
     bot = await sync_to_async(register)(name, service.url(name), "kit")
     match = await play([f"registered:{bot.pk}", "builtin:random", "builtin:random", "builtin:random"])
     assert match.status == "finished"
     events = await sync_to_async(lambda: list(Event.objects.filter(match=match, seat=0)))()
     plays = [e for e in events if isinstance(e.action, str) and e.action != "push"]
     assert len(plays) == 9
-    assert all(e.forced and reason in e.reason for e in plays), [e.reason for e in plays][:3]
+    assert all(e.forced and reason in e.reason and detail in e.detail for e in plays), \
+        [(e.reason, e.detail) for e in plays][:3]
 
 
 async def test_a_slow_bot_does_not_stall_another_match(service):
@@ -151,7 +153,7 @@ async def test_a_bot_url_httpx_cannot_use_gets_forced_moves_not_tracebacks(caplo
     match = await play([f"registered:{bot.pk}", "builtin:random", "builtin:random", "builtin:random"])
     assert match.status == "finished"
     events = await sync_to_async(lambda: list(Event.objects.filter(match=match, seat=0)))()
-    assert len(events) >= 9 and all(e.forced and "invalid bot URL" in e.reason for e in events)
+    assert len(events) >= 9 and all(e.forced and "invalid bot URL" in e.detail for e in events)
     assert not [r for r in caplog.records if r.exc_info], "no traceback per move"
 
 

@@ -48,11 +48,9 @@ def test_hslu_option_allows_exactly_what_the_kit_allows():
     assert differs > 0, "the positions include ones where the two rules differ"
 
 
-def test_a_kit_log_with_an_under_trump_imports():
-    """A game where a player under-trumps the best trump as the kit allows: strict tables
-    refuse the card, the import (kit logs) accepts it."""
-    from games.jass.logs import import_match
-
+def test_the_hslu_option_accepts_an_under_trump_the_strict_rule_refuses():
+    """A position where the kit lets a player under-trump the best trump: the strict rule
+    refuses the card with a reason, the option accepts it."""
     for state in random_positions(20000, seed=5):
         hand, trick, trump = state.hands[state.player], list(state.trick), state.trump
         extra = state.legal_mask() & ~rules.legal_cards(hand, trick, trump)

@@ -42,3 +42,11 @@ def test_probability_estimate():
     assert abs(bots.at_least(1, 1) - 1 / 6) < 1e-12
     # Holding two fours, "two fours" is certain whatever the others hold.
     assert bots.bid_probability(4, 2, [4, 4, 1], 12) == 1.0
+
+
+def test_the_probability_cache_is_bounded():
+    """Issue 6, item 10: asking about ever new counts does not grow the cache without limit."""
+    for k in range(bots.AT_LEAST_CACHE + 500):
+        bots.at_least(k + 10**6, 5)
+    info = bots.at_least.cache_info()
+    assert info.maxsize == bots.AT_LEAST_CACHE and info.currsize <= bots.AT_LEAST_CACHE

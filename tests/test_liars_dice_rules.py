@@ -55,7 +55,7 @@ def lose_round(state, seat):
 ])
 def test_raise_rule(old, new, raises):
     assert bid_raises(*old, *new) is raises
-    assert is_valid_bid([BID, *new], old) is raises
+    assert is_valid_bid([BID, *new], old, 30) is raises
 
 
 @pytest.mark.parametrize("bid", [
@@ -64,7 +64,7 @@ def test_raise_rule(old, new, raises):
     [BID, "3", 2], [BID, None, 2], [BID, 3], [BID, 3, 2, 1], [3, 2], "bid", None, CHALLENGE, PASS,
 ])
 def test_bids_that_are_not_dice(bid):
-    assert not is_valid_bid(bid, (0, 0))
+    assert not is_valid_bid(bid, (0, 0), 30)
 
 
 def test_normalize_config_defaults_and_errors():
@@ -346,7 +346,7 @@ def test_legal_actions():
     assert state.legal_actions(c) == [PASS, CHALLENGE]
     assert sorted(state.legal_actions(b), key=str) == sorted(
         [CHALLENGE, [BID, 5, 5], [BID, 6, 5]] + [[BID, f, 6] for f in range(1, 7)], key=str)
-    assert all(is_valid_bid(x, state.last_bid) for x in state.legal_actions(b) if x != CHALLENGE)
+    assert all(is_valid_bid(x, state.last_bid, sum(state.counts)) for x in state.legal_actions(b) if x != CHALLENGE)
     step(state, {b: [BID, 6, 6]})
     assert state.legal_actions(c) == [CHALLENGE], "no bid left to make: challenge"
 
@@ -521,3 +521,20 @@ def test_random_playouts(players, dice, games, seed, policy_seed, weights):
         replayed.extend(replay.apply({seat: json.loads(json.dumps(a)) for seat, a in actions.items()}))
     assert replay.is_terminal() and replay.result() == result
     assert replayed == happenings_seen and replay.full_observation() == state.full_observation()
+
+
+@settings(max_examples=60, deadline=None)
+@given(players=st.integers(2, 6), dice=st.integers(1, 6), face=st.integers(1, 6),
+       excess=st.one_of(st.integers(1, 50), st.just(10**4000 - 6 * 6)))
+def test_a_bid_of_more_dice_than_on_the_table_loses_the_round(players, dice, face, excess):
+    """Issue 6, item 10: ``[face, 10**4000]`` (or any count over the dice in play) is an
+    impossible bid: the player on turn loses a die, and the bid never stands."""
+    state, order = fresh(players=players, dice=dice)
+    on_turn = order[0]
+    count = players * dice + excess
+    happenings = step(state, {on_turn: [BID, face, count]})
+    assert happenings and happenings[0]["reason"] == "invalid_move"
+    assert happenings[0]["round_loser"] == on_turn
+    assert state.counts[on_turn] == dice - 1 and state.bids == []
+    assert not is_valid_bid([BID, face, count], (0, 0), players * dice)
+    assert is_valid_bid([BID, face, players * dice], (0, 0), players * dice)

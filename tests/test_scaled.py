@@ -49,6 +49,7 @@ async def play_until_over(guest: Guest, match_id: int) -> tuple[dict, int]:
             if msg["type"] == "table.update":
                 continue
             assert msg["type"] == "match.view", msg
+            await ws.send(json.dumps({"type": "ack", "version": msg["version"]}))  # as the browser does
             view = msg["view"]
             if view["terminal"]:
                 return view, moves

@@ -171,9 +171,26 @@ ARENA = {
     # many in flight per web process (their own connection pool, apart from match calls).
     "BOT_TESTS_PER_MINUTE": env_int("ARENA_BOT_TESTS_PER_MINUTE", 6),
     "BOT_TESTS_IN_FLIGHT": env_int("ARENA_BOT_TESTS_IN_FLIGHT", 20),
+    # Tables one user (or, for guests, one address) may create a minute (issue 6, item 8).
+    "TABLES_PER_MINUTE": env_int("ARENA_TABLES_PER_MINUTE", 10),
+    # Runners keep the rules state every this many steps, stored with the finished match so a
+    # replay page re-runs at most this many steps, wherever it is in the match.
+    "SNAPSHOT_EVERY": env_int("ARENA_SNAPSHOT_EVERY", 500),
+    # Event rows queued for the writer before runners wait for it (issue 6, item 11): a hard
+    # crash loses at most about twice this many rows, the last ~2 ms of steps at full speed.
+    "EVENTLOG_MAX_QUEUED": env_int("ARENA_EVENTLOG_MAX_QUEUED", 256),
+    # A person who lets this many requests in a row run out has left the match; when every
+    # seat that is not a built-in bot has left, the match ends (issue 6, item 9).
+    "HUMAN_ABSENT_AFTER": env_int("ARENA_HUMAN_ABSENT_AFTER", 3),
     # Bounds for untrusted input.
     "MAX_LINE_BYTES": env_int("ARENA_MAX_LINE_BYTES", 64 * 1024),
     "MAX_CONNECTIONS": env_int("ARENA_MAX_CONNECTIONS", 5000),
+    # Each bot connection's share of the loop (issue 6, item 7): lines it may send per second
+    # on average and at once (a token bucket; past it the server stops reading from it for a
+    # while), and bad lines (unparseable, too long, unasked) before it is disconnected.
+    "LINES_PER_S": env_float("ARENA_LINES_PER_S", 200.0),
+    "LINES_BURST": env_int("ARENA_LINES_BURST", 400),
+    "MAX_BAD_LINES": env_int("ARENA_MAX_BAD_LINES", 100),
     # Largest HTTP request body (bytes), refused with 413 before it is buffered: a little over
     # the 5 MiB log upload (games/arena/exchange.py) plus its form fields.
     "MAX_REQUEST_BYTES": env_int("ARENA_MAX_REQUEST_BYTES", 5 * 1024 * 1024 + 64 * 1024),

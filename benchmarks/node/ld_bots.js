@@ -18,7 +18,8 @@ function decide(msg) {
   if (msg.other_hands[0][0] !== 0) return 'pass';
   const last = msg.last_bid;
   if (last[0] === 0 && last[1] === 0) return [1 + Math.floor(Math.random() * 6), 1];
-  if (Math.random() < 0.35) return 'challenge';
+  const dice = msg.other_hands.reduce((sum, hand) => sum + hand[1], 0);
+  if (Math.random() < 0.35 || last[1] >= dice) return 'challenge';  // more would be an impossible bid
   return [last[0], last[1] + 1];
 }
 

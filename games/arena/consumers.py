@@ -2,30 +2,62 @@
 
 ``/ws/matches/<id>/``: a person seated at the match gets that seat's views (their own hidden
 information, their open request) and may send moves; everyone else gets the public views.
-Every view carries a version; the client asks for ``{"type": "resync"}`` when it sees a gap or
-reconnects, and gets the newest view again.
+Every view carries a version and is the whole table, so a client that skips versions misses
+nothing it needs; a new connection gets the newest view at once, ``{"type": "resync"}`` asks
+for it again.
 
-Client -> server: ``{"type": "act", "version": n, "action": ...}``, ``{"type": "resync"}``.
+Client -> server: ``{"type": "act", "version": n, "action": ...}``, ``{"type": "resync"}``,
+``{"type": "ack", "version": n}`` (every message up to view ``n`` is rendered).
 Server -> client: ``match.view`` (see :mod:`games.arena.runner`), ``match.error``,
 ``table.update`` (seats or status changed: reload the table), ``match.final`` (the finished
 match's last view, every hand shown).
+
+Bounds on what one connection may cost (issue 6, items 4, 5 and 17; settings ``ARENA["WS_*"]``):
+
+- **rate**: a token bucket of ``WS_BURST`` messages refilled at ``WS_MESSAGES_PER_S``; a
+  client over it is closed with 4008.  An ack that acknowledges something is free (acks are
+  bounded by what the server sent), any other message takes a token.
+- **size and depth**: a message over :data:`MAX_MESSAGE_BYTES`, not text, nested deeper than
+  :data:`~games.arena.http_bots.MAX_JSON_DEPTH` or not JSON gets a ``match.error``.
+- **resync**: at most one outstanding; another one before a view has come (or
+  :data:`RESYNC_WAIT_S` passed) is dropped.
+- **what is outstanding** (flow control): at most ``WS_UNACKED_VIEWS`` views sent and not yet
+  acknowledged; beyond that only the newest view is held (it replaces older held ones: each
+  view is the whole table, so skipping is safe) and sent when an ack frees the window.  Errors
+  and final views are bounded the same way (at most ``WS_UNACKED_VIEWS`` since the last ack;
+  more are dropped).  A client whose window stays full for ``WS_ACK_TIMEOUT`` seconds is
+  closed with 4009.  Daphne writes whatever it is given into Twisted's unbounded send buffer
+  whether the client reads or not, so this window is what bounds a non-reading client's
+  memory: nothing more is sent to it.
 """
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+import time
 
 from asgiref.sync import sync_to_async
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 
 from games.arena import replay, tables
+from games.arena.http_bots import json_too_deep
+from games.arena.limits import TokenBucket
 from games.arena.models import Match
 from games.arena.runner import public_group, seat_group, table_group
 from games.arena.service import CONTROL_GROUP
 
 log = logging.getLogger("arena.web")
 
+#: Largest message a browser sends (bytes): a move is a few dozen.
 MAX_MESSAGE_BYTES = 16 * 1024
+#: Seconds a resync counts as outstanding when no view answers it (the runner may have none).
+RESYNC_WAIT_S = 2.0
+#: Close codes (4000-4999 are the application's).
+CLOSE_TOO_MANY_MESSAGES = 4008
+CLOSE_NO_ACK = 4009
 
 
 def sitter_from_scope(scope) -> tables.Sitter | None:
@@ -39,10 +71,21 @@ def sitter_from_scope(scope) -> tables.Sitter | None:
 
 
 class MatchConsumer(AsyncJsonWebsocketConsumer):
-    """One browser tab on one match page."""
+    """One browser tab on one match page, within the bounds of the module docstring."""
 
     async def connect(self):
         self.match_id = int(self.scope["url_route"]["kwargs"]["match_id"])
+        bounds = settings.ARENA
+        self.bucket = TokenBucket(bounds["WS_MESSAGES_PER_S"], bounds["WS_BURST"])
+        self.window = bounds["WS_UNACKED_VIEWS"]
+        self.unacked: list[int] = []   # versions of the views sent and not yet acknowledged
+        self.held: dict | None = None  # the newest view not sent because the window is full
+        self.sent_version = 0          # the newest version sent
+        self.others_unacked = 0        # errors and final views sent since the last ack
+        self.ack_watch: asyncio.Task | None = None  # closes the client when the window stays full
+        self.resync_asked: float | None = None
+        self.final: dict | None = None
+        self.closing = False
         info = await sync_to_async(self._load)()
         if info is None:
             await self.close(code=4404)
@@ -65,50 +108,135 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
         return match.status, (seat.index if seat else None)
 
     async def disconnect(self, code):
+        if getattr(self, "ack_watch", None) is not None:
+            self.ack_watch.cancel()
         for group in getattr(self, "groups_joined", []):
             await self.channel_layer.group_discard(group, self.channel_name)
 
+    async def _close(self, code: int, reason: str) -> None:
+        """Close the connection once (frames already on their way are then ignored)."""
+        if not self.closing:
+            self.closing = True
+            await self.close(code=code, reason=reason)
+
     async def _resync(self):
+        now = time.monotonic()
+        if self.resync_asked is not None and now - self.resync_asked < RESYNC_WAIT_S:
+            return  # one is outstanding: its answer will be the newest view anyway
+        self.resync_asked = now
         if self.status == Match.Status.RUNNING:
             await self.channel_layer.group_send(CONTROL_GROUP, {
                 "type": "resync", "match": self.match_id, "reply": self.channel_name,
                 "audience": self.seat if self.seat is not None else "public"})
         elif self.status in (Match.Status.FINISHED, Match.Status.ABORTED):
-            final = await sync_to_async(replay.final_view)(self.match_id)
-            await self.send_json({"type": "match.final", **final})
+            if self.final is None:
+                self.final = {"type": "match.final", **await sync_to_async(replay.final_view)(self.match_id)}
+            self.resync_asked = None  # answered right here
+            await self._send_other(self.final)
 
     async def receive(self, text_data=None, bytes_data=None):
-        if text_data is None or len(text_data) > MAX_MESSAGE_BYTES:
-            await self.send_json({"type": "match.error", "message": "Message too large or not text."})
+        if self.closing:
             return
-        await super().receive(text_data=text_data)
+        content = None
+        if text_data is None or len(text_data) > MAX_MESSAGE_BYTES:
+            error = "Message too large or not text."
+        elif json_too_deep(text_data.encode()):
+            error = "Message nested too deep."
+        else:
+            content = await self.decode_json(text_data)
+            error = None if content is not None else "Message is not JSON."
+        if isinstance(content, dict) and content.get("type") == "ack" and await self._ack(content.get("version")):
+            return  # acknowledged something: bounded by what was sent, so it costs no token
+        if not self.bucket.take():
+            await self._close(CLOSE_TOO_MANY_MESSAGES, "too many messages: at most "
+                              f"{settings.ARENA['WS_MESSAGES_PER_S']:g} a second")
+            return
+        if error:
+            await self._send_other({"type": "match.error", "message": error})
+        else:
+            await self.receive_json(content)
 
     async def receive_json(self, content, **kwargs):
         kind = content.get("type") if isinstance(content, dict) else None
         if kind == "resync":
             await self._resync()
+        elif kind == "ack":
+            pass  # acknowledged nothing new (a repeat): it took a token, nothing else to do
         elif kind == "act":
             if self.seat is None or self.status != Match.Status.RUNNING:
-                await self.send_json({"type": "match.error", "message": "You are watching, not playing."})
+                await self._send_other({"type": "match.error", "message": "You are watching, not playing."})
                 return
             version = content.get("version")
             if not isinstance(version, int):
-                await self.send_json({"type": "match.error", "message": "A move needs the version it answers."})
+                await self._send_other({"type": "match.error", "message": "A move needs the version it answers."})
                 return
             await self.channel_layer.group_send(CONTROL_GROUP, {
                 "type": "human.action", "match": self.match_id, "seat": self.seat, "version": version,
                 "action": content.get("action"), "reply": self.channel_name})
         else:
-            await self.send_json({"type": "match.error", "message": "Unknown message type."})
+            await self._send_other({"type": "match.error", "message": "Unknown message type."})
 
     @classmethod
     async def decode_json(cls, text_data):
-        import json
-
+        """The message as JSON, or ``None`` if it is not JSON (callers bound size and depth)."""
         try:
             return json.loads(text_data)
         except ValueError:
             return None
+
+    # --- flow control -----------------------------------------------------------------------
+    async def _ack(self, version) -> bool:
+        """Apply ``{"type": "ack", "version": version}``: every view up to ``version`` and every
+        other message sent so far is rendered.  Returns whether it acknowledged anything."""
+        if not isinstance(version, int) or isinstance(version, bool):
+            return False
+        before = len(self.unacked)
+        self.unacked = [v for v in self.unacked if v > version]
+        useful = len(self.unacked) < before or self.others_unacked > 0
+        self.others_unacked = 0
+        if len(self.unacked) < self.window:
+            if self.ack_watch is not None:
+                self.ack_watch.cancel()
+                self.ack_watch = None
+            if self.held is not None:
+                held, self.held = self.held, None
+                await self._send_view(held)
+        return useful
+
+    async def _send_view(self, event: dict) -> None:
+        """Send a ``match.view`` now if the window has room, else hold it (newest wins)."""
+        self.resync_asked = None
+        if self.closing:
+            return
+        if len(self.unacked) >= self.window:
+            if self.held is None or event["version"] >= self.held["version"]:
+                self.held = event
+            return
+        if event["version"] < self.sent_version:
+            return  # older than one sent (the same one again is a resync's answer)
+        self.sent_version = event["version"]
+        self.unacked.append(event["version"])
+        if len(self.unacked) >= self.window and self.ack_watch is None:
+            self.ack_watch = asyncio.ensure_future(self._close_without_ack())
+        # The runner encodes each view once for all who watch it (runner.view_message).
+        text = event.get("text")
+        if text is None:
+            await self.send_json(event)
+        else:
+            await self.send(text_data=text)
+
+    async def _send_other(self, message: dict) -> None:
+        """Send an unversioned message (error, final view) unless ``WS_UNACKED_VIEWS`` of them
+        are already unacknowledged (a client that does not read gets no more)."""
+        if self.closing or self.others_unacked >= self.window:
+            return
+        self.others_unacked += 1
+        await self.send_json(message)
+
+    async def _close_without_ack(self) -> None:
+        await asyncio.sleep(settings.ARENA["WS_ACK_TIMEOUT"])
+        self.ack_watch = None
+        await self._close(CLOSE_NO_ACK, f"no ack for {settings.ARENA['WS_ACK_TIMEOUT']:g} s")
 
     # --- from the channel layer -------------------------------------------------------------
     #: Channel-layer messages whose handlers never touch the database.  Channels' dispatch
@@ -124,15 +252,10 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
             await super().dispatch(message)
 
     async def match_view(self, event):
-        # The runner encodes each view once for all who watch it (runner.view_message).
-        text = event.get("text")
-        if text is None:
-            await self.send_json(event)
-        else:
-            await self.send(text_data=text)
+        await self._send_view(event)
 
     async def match_error(self, event):
-        await self.send_json(event)
+        await self._send_other(event)
 
     async def table_update(self, event):
         await self.send_json({"type": "table.update"})

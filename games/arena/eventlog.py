@@ -1,13 +1,17 @@
 """The append-only event log writer.
 
-Runners hand their answers to :meth:`EventWriter.append` without waiting; one writer task
-per arena process drains them into the database in whatever batches have formed, on a thread
-of its own so that database latency never stalls a runner.  When it is quiet (people, bots
-that think) every step is written as soon as it is appended, one transaction each; under load
-(bots answering at once) a batch starts at most every :data:`MIN_BATCH_INTERVAL` seconds, so
-rows collect into one transaction instead of costing one thread hand-off each.  A crash loses
-at most the answers still queued: the step in flight, or under load the last few milliseconds
-of steps.  A finished match is flushed before it is marked finished.
+Runners hand their answers to :meth:`EventWriter.append`; one writer task per arena process
+drains them into the database in whatever batches have formed, on a thread of its own so that
+database latency never stalls the loop.  When it is quiet (people, bots that think) every
+step is written as soon as it is appended, one transaction each; under load (bots answering
+at once) a batch starts at most every :data:`MIN_BATCH_INTERVAL` seconds, so rows collect
+into one transaction instead of costing one thread hand-off each.
+
+The queue is bounded (``ARENA["EVENTLOG_MAX_QUEUED"]`` rows, issue 6 item 11): when it is
+full, ``append`` waits until the writer has taken the queue, so runners play no faster than
+the database stores their steps.  A crash therefore loses at most the batch being written and
+the rows queued behind it (together at most about twice the bound: the last ~2 ms of steps at
+full speed).  A finished match is flushed before it is marked finished.
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
+from django.conf import settings
 from django.db import connection, transaction
 
 log = logging.getLogger("arena.eventlog")
@@ -69,10 +74,18 @@ def _close_connection() -> None:
 
 
 class EventWriter:
-    """Queue of event rows and the task that writes them.  Start with :meth:`start`."""
+    """Bounded queue of event rows and the task that writes them.  Start with :meth:`start`.
 
-    def __init__(self):
+    ``max_queued``: rows queued before :meth:`append` waits (default
+    ``ARENA["EVENTLOG_MAX_QUEUED"]``).
+    """
+
+    def __init__(self, max_queued: int | None = None):
+        self.max_queued = max(1, max_queued or settings.ARENA["EVENTLOG_MAX_QUEUED"])
         self._pending: list[EventRow] = []
+        self._room = asyncio.Event()  # set whenever the queue is below max_queued
+        self._room.set()
+        self._full = asyncio.Event()  # set when the queue reached max_queued: write at once
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -83,11 +96,19 @@ class EventWriter:
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="event-writer")
 
-    def append(self, rows: list[EventRow]) -> None:
-        """Queue rows for writing; never blocks."""
+    async def append(self, rows: list[EventRow]) -> None:
+        """Queue one step's rows for writing.  Returns at once while the queue holds fewer
+        than ``max_queued`` rows; otherwise waits until the writer has taken the queue
+        (back-pressure, so the log never falls far behind the matches)."""
+        while len(self._pending) >= self.max_queued:
+            self._room.clear()
+            self._full.set()
+            await self._room.wait()
         self._pending.extend(rows)
         self._idle.clear()
         self._wakeup.set()
+        if len(self._pending) >= self.max_queued:
+            self._full.set()
 
     async def flush(self) -> None:
         """Wait until every row appended so far is in the database."""
@@ -104,11 +125,16 @@ class EventWriter:
         while True:
             await self._wakeup.wait()
             wait = last_batch + MIN_BATCH_INTERVAL - loop.time()
-            if wait > 0:  # busy: let this batch collect a little longer
-                await asyncio.sleep(wait)
+            if wait > 0 and not self._full.is_set():  # busy: let this batch collect a little longer
+                try:
+                    await asyncio.wait_for(self._full.wait(), wait)
+                except asyncio.TimeoutError:
+                    pass
             last_batch = loop.time()
             self._wakeup.clear()
+            self._full.clear()
             rows, self._pending = self._pending, []
+            self._room.set()
             if rows:
                 await self._write(loop, rows)
             if not self._pending:

@@ -2,6 +2,7 @@
 match, and uploads that become matches with the same replay page as those played here."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
 from django.http import Http404, HttpResponse
@@ -9,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 
 from games.arena import registry, replay
-from games.arena.models import Event, Match, Seat
+from games.arena.models import Event, Match, Seat, Snapshot
 from games.arena.queries import DONE
 
 #: Largest log file accepted (bytes).
@@ -65,18 +66,24 @@ def import_log(request, game: str):
 
 def store_imported(game: str, parsed: dict) -> Match:
     """Store an imported log as a finished match: seats named from the log, one event per
-    step, the result from replaying it (so it is exactly what a played match would show)."""
+    step, the result from replaying it (so it is exactly what a played match would show), and
+    like a played match its snapshots and final view (issue 6, item 8)."""
     spec = registry.get(game)
     state = spec.new_state(parsed["config"], 0)
-    for seat, action in parsed["steps"]:
+    every = settings.ARENA["SNAPSHOT_EVERY"]
+    snapshots = []
+    for n, (seat, action) in enumerate(parsed["steps"], 1):
         state.apply({seat: action})
+        if every and n % every == 0:
+            snapshots.append((n, n, replay.pack_snapshot(state, n)))
     names = parsed.get("names") or [spec.seat_label(parsed["config"], i) for i in range(state.num_seats)]
     when = timezone.make_aware(parsed["date"], timezone.get_current_timezone()) if parsed.get("date") else timezone.now()
     result = state.result() if state.is_terminal() else {**state.result(), "incomplete": True}
     with transaction.atomic():
         # seed 0: an imported match's deals come from its configuration, not from the seed
         match = Match.objects.create(game=game, config=parsed["config"], seed=0, status=Match.Status.FINISHED,
-                                     imported=True, started_at=when, finished_at=when, result=result)
+                                     imported=True, started_at=when, finished_at=when, result=result,
+                                     final_view=state.full_observation())
         Seat.objects.bulk_create([
             Seat(match=match, index=i, kind=Seat.Kind.PROTOCOL, occupied=True, display_name=str(name)[:40],
                  final_score=result["scores"][i])
@@ -84,4 +91,5 @@ def store_imported(game: str, parsed: dict) -> Match:
         Event.objects.bulk_create([
             Event(match=match, seq=n, step=n, seat=seat, action=action, reason="imported")
             for n, (seat, action) in enumerate(parsed["steps"], 1)])
+        Snapshot.objects.bulk_create(replay.snapshot_rows(match.pk, snapshots))
     return match

@@ -148,7 +148,8 @@ class Snapshot(models.Model):
     """The rules state of a match after ``step``, kept so that a replay page starts from the
     nearest snapshot instead of re-running the log from its first step.
 
-    ``state`` is a pickle of the game's ``State`` (written and read only by this server; a
+    ``state`` is a pickle of ``{"state": <the game's State>, "seq": <the last event applied>}``
+    (:func:`games.arena.replay.pack_snapshot`; written and read only by this server; a
     snapshot that no longer loads, e.g. after a rules change, is ignored and the replay runs
     from the nearest earlier one or from the start).
     """

@@ -48,6 +48,9 @@ class GameSpec:
     - ``seat_label(config, index)``: how the table names a seat (e.g. "North");
     - ``describe_config(config)``: the configuration as short phrases for the match header
       (e.g. ``["1000 points to win", "Match bonus"]``); by default "<field label>: <value>";
+    - ``limit_config(config)``: raises ``ValueError`` (a message for the form) when a table with
+      this normalized configuration would make a match too long to keep and replay (issue 6,
+      item 8); the fields' own bounds are checked by :meth:`table_config`;
     - ``teams(config)``: for partnership games, ``[(label, seats)]`` (e.g. ``("N–S", (0, 2))``):
       results are shown per team, every partner of a winning team marked as a winner; None
       for games where each seat plays for itself.
@@ -76,6 +79,24 @@ class GameSpec:
     seat_label: Callable[[Mapping, int], str] = field(default=lambda config, index: f"Seat {index + 1}")
     teams: Callable[[Mapping], list[tuple[str, tuple[int, ...]]]] | None = None
     describe_config: Callable[[Mapping], list[str]] | None = None
+    limit_config: Callable[[Mapping], None] | None = None
+
+    def table_config(self, config: Mapping) -> dict:
+        """The normalized configuration of a new table, within the create-table form's bounds.
+
+        The rules accept wider configurations (stored and imported matches replay through
+        them); a new table must stay inside each :class:`ConfigField`'s ``minimum`` ..
+        ``maximum`` and pass ``limit_config``, whatever the request says (issue 6, item 8).
+        Raises ``ValueError`` naming the setting.
+        """
+        config = self.normalize_config(config)
+        for f in self.config_fields:
+            value = config.get(f.key)
+            if f.kind == "int" and isinstance(value, int) and not f.minimum <= value <= f.maximum:
+                raise ValueError(f"{f.label} must be from {f.minimum} to {f.maximum}.")
+        if self.limit_config is not None:
+            self.limit_config(config)
+        return config
 
     def config_summary(self, config: Mapping) -> list[str]:
         """``describe_config(config)``, or each field's label and value ("on"/"off" for switches)."""

@@ -15,6 +15,7 @@ from typing import Callable
 
 from games.arena.eventlog import EventWriter
 from games.arena.registry import GameSpec
+from games.arena.replay import pack_snapshot
 from games.arena.seats import HumanSeat, SeatEndpoint
 
 log = logging.getLogger("arena.runner")
@@ -55,12 +56,18 @@ class MatchRunner:
     ``endpoints[i]`` sits at seat ``i``.  ``publish(group, message)`` is an async callable
     (the channel layer's ``group_send``).  ``server_times`` (if given) receives, per step, the
     seconds from the last answer arriving to the next requests being sent.
+
+    Every ``snapshot_every`` steps (0: never) the state is pickled into :attr:`snapshots`
+    (``[(step, seq, bytes)]``, stored when the match ends; bounded by the configuration's
+    bounds on a match's length).  When every seat that is not a built-in bot has left
+    (``endpoint.gone``: a bot hung up, a person let their requests run out), the match stops
+    after the step in hand and :attr:`abandoned` is True (issue 6, item 9).
     """
 
     def __init__(self, match_id: int, spec: GameSpec, config: dict, seed: int,
                  endpoints: list[SeatEndpoint], writer: EventWriter,
                  publish: Callable, omniscient: bool = False, round_pause_s: float = 0.0,
-                 server_times: list | None = None):
+                 server_times: list | None = None, snapshot_every: int = 0):
         self.match_id = match_id
         self.spec = spec
         self.state = spec.new_state(config, seed)
@@ -76,14 +83,29 @@ class MatchRunner:
         self.seq = 0
         #: Latest message per audience ("public" or seat index), for resync.
         self.latest: dict = {}
+        self.snapshot_every = snapshot_every
+        self.snapshots: list[tuple[int, int, bytes]] = []
+        self.abandoned = False
+        #: Seats that can leave: everyone but the built-in bots.
+        self.leavers = [i for i, ep in enumerate(endpoints) if ep.kind != "builtin"]
 
     # --- views ------------------------------------------------------------------------------
     def _public_view(self) -> dict:
-        if self.omniscient or self.state.is_terminal():
+        """What spectators see (issue 6 item 1): everything once the match is over; while it
+        runs, the public view, or on an opted-in bots-only table the revealed view (hands no
+        longer current).  Never a current secret: a seated bot may be watching."""
+        if self.state.is_terminal():
             return self.state.full_observation()
+        if self.omniscient:
+            return self.state.revealed_observation()
         return self.state.public_observation()
 
-    async def _publish_views(self, happenings: list[dict], answers: list | None) -> None:
+    async def _publish_views(self, happenings: list[dict], answers: list | None,
+                             details: dict | None = None) -> None:
+        """Publish the public view and each person's own view.  ``answers`` (public facts
+        only) go to everyone; ``details`` (seat -> the full forced-move explanation, which may
+        name that seat's hand) is added to that seat's own answer in its own message only
+        (issue 6 item 2)."""
         now = time.time()
         state = self.state
         names = [ep.display_name for ep in self.endpoints]  # a bot may name itself mid-match
@@ -98,8 +120,11 @@ class MatchRunner:
         for seat in self.humans:
             ep = self.endpoints[seat]
             view = state.full_observation() if state.is_terminal() else state.observation(seat)
+            own = answers
+            if details and seat in details:
+                own = [dict(a, detail=details[seat]) if a["seat"] == seat else a for a in answers]
             seat_msg = view_message({"type": "match.view", "version": self.version, "ts": now, "audience": seat,
-                                     "view": view, "happenings": happenings, "answers": answers, "names": names,
+                                     "view": view, "happenings": happenings, "answers": own, "names": names,
                                      "deadlines": deadlines,
                                      "request": ep.open_request if not state.is_terminal() else None})
             self.latest[seat] = seat_msg
@@ -125,12 +150,14 @@ class MatchRunner:
 
     # --- the loop ---------------------------------------------------------------------------
     async def run(self) -> dict:
-        """Play the match to the end; returns the rules' result.  Cancellation propagates
-        (the caller marks the match aborted); every answer applied is already in the log."""
+        """Play the match to the end, or until it is :attr:`abandoned`; returns the rules'
+        result.  Cancellation propagates (the caller marks the match aborted); every answer
+        applied is already in the log."""
         state = self.state
         endpoints = self.endpoints
         happenings: list[dict] = []
         answers_out = None
+        details_out = None
         server_times = self.server_times
         t_answered = 0.0
         while True:
@@ -139,7 +166,7 @@ class MatchRunner:
             futures = [endpoints[s].ask(state, s, self.version) for s in actors]
             if server_times is not None and self.step:
                 server_times.append(time.perf_counter() - t_answered)
-            await self._publish_views(happenings, answers_out)
+            await self._publish_views(happenings, answers_out, details_out)
             if not actors:
                 break
             answers = await asyncio.gather(*futures)
@@ -154,16 +181,22 @@ class MatchRunner:
                                answer.forced, answer.reason, answer.think_ms, answer.detail))
                 if answer.forced:
                     log.info("match %s step %s seat %s forced: %s", self.match_id, self.step, seat, answer.reason)
-            self.writer.append(events)
+            await self.writer.append(events)  # waits while the log is full (issue 6 item 11)
             happenings = state.apply(actions)
             answers_out = [{"seat": e[3], "action": e[4], "forced": e[5], "reason": e[6]} for e in events]
+            details_out = {e[3]: e[8] for e in events if e[8]}
             for seat, ep in enumerate(endpoints):
                 ep.notify(state, seat, happenings)
+            if self.snapshot_every and self.step % self.snapshot_every == 0:
+                self.snapshots.append((self.step, self.seq, pack_snapshot(state, self.seq)))
+            if self.leavers and not state.is_terminal() and all(endpoints[i].gone for i in self.leavers):
+                self.abandoned = True  # nobody left to play for: stop, don't forfeit the rest
+                break
             if happenings and self.round_pause_s and not state.is_terminal():
                 # Show the outcome (a trick, a round) at once, then give people time to read
                 # it before the next request goes out.
                 self.version += 1
-                await self._publish_views(happenings, answers_out)
+                await self._publish_views(happenings, answers_out, details_out)
                 await asyncio.sleep(self.round_pause_s)
-                happenings, answers_out = [], None
+                happenings, answers_out, details_out = [], None, None
         return state.result()

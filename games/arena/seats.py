@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from django.conf import settings
+
 from games.base import Action, State
 
 
@@ -41,7 +43,8 @@ class SeatEndpoint:
     display_name: str = ""
     #: "human", "protocol" or "builtin" (matches ``Seat.Kind``).
     kind: str = "builtin"
-    #: True once a connected bot has hung up.
+    #: True once a connected bot has hung up, or a person has let ``HUMAN_ABSENT_AFTER``
+    #: requests in a row run out (False again when they move): the seat has left the match.
     gone: bool = False
 
     def ask(self, state: State, seat: int, version: int) -> "asyncio.Future[Answer]":
@@ -138,6 +141,16 @@ class HumanSeat(SeatEndpoint):
         self.spec = spec
         self.request: TimedRequest | None = None
         self.request_info: dict | None = None
+        #: Requests in a row that ran out with a forced answer (silence that loses something;
+        #: letting a bid stand in Liar's Dice is a move, not an absence).
+        self.silences = 0
+        self.absent_after = settings.ARENA["HUMAN_ABSENT_AFTER"]
+
+    def _ran_out(self, answer: Answer) -> Answer:
+        if answer.forced:
+            self.silences += 1
+            self.gone = self.silences >= self.absent_after
+        return answer
 
     def ask(self, state: State, seat: int, version: int) -> "asyncio.Future[Answer]":
         auto = self.spec.human_auto_answer(state, seat)
@@ -146,7 +159,7 @@ class HumanSeat(SeatEndpoint):
             return resolved(auto)
         kind, seconds = self.spec.human_prompt(state, seat)
         on_timeout = self.spec.human_timeout_answer(state, seat, seconds)
-        self.request = TimedRequest(seconds, lambda: on_timeout, key=version)
+        self.request = TimedRequest(seconds, lambda: self._ran_out(on_timeout), key=version)
         self.request_info = {"version": version, "kind": kind, "seconds": seconds,
                              "deadline": time.time() + seconds}
         return self.request.future
@@ -165,4 +178,5 @@ class HumanSeat(SeatEndpoint):
             return "That is not a legal move now."
         req.resolve(action)
         self.request_info = None
+        self.silences, self.gone = 0, False
         return None

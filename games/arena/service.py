@@ -13,7 +13,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from games.arena import http_bots, registry, tables
+from games.arena import http_bots, registry, replay, tables
 from games.arena.eventlog import EventWriter
 from games.arena.models import Match, Seat
 from games.arena.runner import MatchRunner, table_group
@@ -23,6 +23,8 @@ log = logging.getLogger("arena")
 
 #: Channel-layer group the arena listens on: table changes, people's moves, resync requests.
 CONTROL_GROUP = "arena.control"
+#: The result of a match that every seat but the built-in bots left (issue 6, item 9).
+ABANDONED = "abandoned: every player left"
 
 
 class Arena:
@@ -49,6 +51,9 @@ class Arena:
         stale = await sync_to_async(tables.abort_stale)()
         if stale:
             log.warning("marked %d match(es) left running by a previous server as aborted", stale)
+        ghosts = await sync_to_async(tables.free_connected_bot_seats)()
+        if ghosts:
+            log.warning("freed %d bot seat(s) held by connections of a previous server", ghosts)
         self.writer.start()
         http_bots.client()  # build it now (its TLS context takes ~30 ms), not on a bot's first move
         loop = asyncio.get_running_loop()
@@ -71,6 +76,13 @@ class Arena:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        # The waiting bots' connections are closed, but their disconnects would be handled
+        # after the loop is gone: free their seats now (issue 6 item 12).
+        self.waiting.clear()
+        try:
+            await sync_to_async(tables.free_connected_bot_seats)()
+        except Exception:  # the next start frees them too
+            log.exception("could not free the waiting bots' seats")
         for task in self._background:
             task.cancel()
         await self.writer.close()
@@ -87,7 +99,9 @@ class Arena:
             if seat is None:
                 config = spec.auto_config()
                 choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(config))
-                await sync_to_async(tables.create_table)(game, config, choices, None, auto=True, omniscient=True)
+                # Never the "every hand" view: nobody asked for it, and the bots seated here
+                # could watch their own match (issue 6 item 1).
+                await sync_to_async(tables.create_table)(game, config, choices, None, auto=True)
                 seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name)
             if endpoint.gone:  # hung up while we looked for a seat
                 await sync_to_async(tables.free_bot_seat)(seat.pk)
@@ -151,7 +165,8 @@ class Arena:
                 endpoints.append(BuiltinSeat(label, policy, seed=match.seed + s.index, delay_s=delay))
         runner = MatchRunner(match.pk, spec, match.config, match.seed, endpoints, self.writer,
                              self.layer.group_send, omniscient=match.omniscient,
-                             round_pause_s=settings.ARENA["ROUND_PAUSE"], server_times=self.server_times)
+                             round_pause_s=settings.ARENA["ROUND_PAUSE"], server_times=self.server_times,
+                             snapshot_every=settings.ARENA["SNAPSHOT_EVERY"])
         self.runners[match.pk] = runner
         self.tasks[match.pk] = asyncio.get_running_loop().create_task(self._run(runner), name=f"match-{match.pk}")
         log.info("match %d (%s) started: %s", match.pk, match.game, ", ".join(e.display_name for e in endpoints))
@@ -163,10 +178,17 @@ class Arena:
         try:
             result = await runner.run()
             await self.writer.flush()
-            await sync_to_async(tables.finish)(mid, result)
-            log.info("match %d finished: %s", mid, result)
+            await self._store_end(runner)
+            if runner.abandoned:
+                result = None
+                await sync_to_async(tables.abort)(mid, ABANDONED)
+                log.info("match %d abandoned at step %d: every player left", mid, runner.step)
+            else:
+                await sync_to_async(tables.finish)(mid, result)
+                log.info("match %d finished: %s", mid, result)
         except asyncio.CancelledError:
             await self.writer.flush()
+            await self._store_end(runner)
             await sync_to_async(tables.abort)(mid, "the server stopped during the match")
             raise
         except Exception as exc:
@@ -185,6 +207,14 @@ class Arena:
                 await asyncio.shield(self.layer.group_send(table_group(mid), {"type": "table.update"}))
             except Exception:
                 pass
+
+    async def _store_end(self, runner: MatchRunner) -> None:
+        """Store the runner's snapshots and final view (issue 6, item 8); a failure only
+        costs later readers a replay from the first step, so it is logged, not raised."""
+        try:
+            await sync_to_async(replay.store_end)(runner.match_id, runner.snapshots, runner.state)
+        except Exception:
+            log.exception("match %d: could not store its snapshots", runner.match_id)
 
     # --- control channel --------------------------------------------------------------------
     async def _control_loop(self) -> None:

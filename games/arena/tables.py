@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from games.arena import registry
@@ -49,16 +50,20 @@ def may_seat(bot: RegisteredBot, sitter: Sitter | None) -> bool:
 
 
 def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitter | None,
-                 *, auto: bool = False, omniscient: bool = False) -> Match:
+                 *, auto: bool = False, omniscient: bool = False, creator_key: str = "") -> Match:
     """Create an open table.
 
     ``seat_choices[i]`` is ``"me"``, ``"open_human"``, ``"open_bot"``, ``"builtin:<name>"`` or
     ``"registered:<id>"`` (a bot the server calls over HTTP, for games that have them; only
     one :func:`may_seat` allows ``sitter`` to seat); their number must match the game's seat count for ``config``.  Raises ``ValueError`` with
-    a message for the form on a bad configuration or seat list.
+    a message for the form on a bad configuration (outside the form's bounds, see
+    :meth:`GameSpec.table_config`) or seat list.  ``creator_key`` (``"user:<id>"`` or
+    ``"ip:<address>"``) is kept for the per-minute creation limit (:func:`tables_created_lately`).
+    ``omniscient``: the creator asks that spectators of a bots-only table see hands that are no
+    longer current (``State.revealed_observation``, issue 6 item 1); never an automatic table.
     """
     spec = registry.get(game)
-    config = spec.normalize_config(config)
+    config = spec.table_config(config)
     if len(seat_choices) != spec.num_seats(config):
         raise ValueError(f"{spec.title} with this configuration has {spec.num_seats(config)} seats")
     if seat_choices.count(ME) > 1:
@@ -90,12 +95,18 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
             raise ValueError(f"Unknown seat choice {choice!r}")
     with transaction.atomic():
         match = Match.objects.create(game=game, config=config, seed=secrets.randbits(62), auto=auto,
-                                     omniscient=omniscient,
+                                     omniscient=omniscient and not auto, creator_key=creator_key[:64],
                                      created_by_id=sitter.user_id if sitter else None)
         for seat in seats:
             seat.match = match
         Seat.objects.bulk_create(seats)
     return match
+
+
+def tables_created_lately(creator_key: str, seconds: float = 60.0) -> int:
+    """Tables ``creator_key`` created in the last ``seconds`` (issue 6, item 8's per-minute limit)."""
+    since = timezone.now() - timedelta(seconds=seconds)
+    return Match.objects.filter(creator_key=creator_key, created_at__gte=since).count()
 
 
 def join_seat(match_id: int, index: int, sitter: Sitter) -> str | None:
@@ -105,8 +116,15 @@ def join_seat(match_id: int, index: int, sitter: Sitter) -> str | None:
         return "This table is no longer open."
     if seat_of(match_id, sitter) is not None:
         return "You already have a seat at this table."
-    taken = Seat.objects.filter(match_id=match_id, index=index, kind=Seat.Kind.HUMAN, occupied=False).update(
-        occupied=True, display_name=sitter.name, user_id=sitter.user_id, session_key=sitter.session_key)
+    try:
+        # The check above can race with the same person joining in another request; the
+        # database's one_seat_per_user / one_seat_per_guest_session constraints decide
+        # (issue 6 item 13).  A savepoint, so the caller's transaction stays usable.
+        with transaction.atomic():
+            taken = Seat.objects.filter(match_id=match_id, index=index, kind=Seat.Kind.HUMAN, occupied=False).update(
+                occupied=True, display_name=sitter.name, user_id=sitter.user_id, session_key=sitter.session_key)
+    except IntegrityError:
+        return "You already have a seat at this table."
     return None if taken else "That seat is taken."
 
 
@@ -149,6 +167,21 @@ def free_bot_seat(seat_id: int) -> None:
     Seat.objects.filter(pk=seat_id, match__status=Match.Status.OPEN).update(occupied=False, display_name="")
     Match.objects.filter(seats__pk=seat_id, auto=True, status=Match.Status.OPEN).exclude(
         seats__occupied=True).delete()
+
+
+def free_connected_bot_seats() -> int:
+    """At arena start and stop (issue 6 item 12): seats of bots that connected (not registered
+    HTTP bots) at tables that have not started belong to connections of a process that is
+    gone or going, so nobody will ever play them; open them again and delete automatic
+    tables left with nobody at them.  Returns how many seats were freed.
+
+    Safe only with one arena process per database (see the README), which owns every such
+    connection."""
+    with transaction.atomic():
+        freed = Seat.objects.filter(match__status=Match.Status.OPEN, kind=Seat.Kind.PROTOCOL,
+                                    registered_bot__isnull=True, occupied=True).update(occupied=False, display_name="")
+        Match.objects.filter(auto=True, status=Match.Status.OPEN).exclude(seats__occupied=True).delete()
+    return freed
 
 
 def rename_seat(seat_id: int, name: str) -> None:

@@ -2,13 +2,18 @@
 
 :class:`LineConnection` splits the byte stream on ``\\n`` whatever the TCP reads look like
 (split or merged messages), refuses lines over the bound without buffering them, and hands
-complete lines to a handler.  :func:`start_line_server` runs the listener.
+complete lines to a handler, at most as fast as the connection's share allows (issue 6 item
+7): a token bucket of lines per second; a connection past it is not read from until it has
+a token again, so the kernel's buffers fill up and the client waits, not the loop.
+:func:`start_line_server` runs the listener.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 from typing import Callable, Protocol
+
+from games.arena.limits import TokenBucket
 
 log = logging.getLogger("arena.transport")
 
@@ -30,15 +35,26 @@ class LineConnection(asyncio.Protocol):
     ``make_handler(connection)`` builds the handler when the connection is made.  A line
     longer than ``max_line`` bytes is reported once through ``on_bad_line`` and skipped up to
     its newline.
+
+    ``lines_per_s`` / ``burst`` (None: no bound) are the connection's share: each line handed
+    to the handler takes a token, ``burst`` at most, refilled at ``lines_per_s``.  Without a
+    token, reading pauses (``transport.pause_reading``) until one is due; what was already
+    read waits.  A line the handler marks with :meth:`asked_for` (an answer to a request of
+    ours) gives its token back, so a bot is never slowed for answering as fast as it is asked.
     """
 
     def __init__(self, make_handler: Callable[["LineConnection"], LineHandler], max_line: int,
-                 registry: set | None = None):
+                 registry: set | None = None, lines_per_s: float | None = None, burst: int | None = None):
         self._make_handler = make_handler
         self.max_line = max_line
         self._buffer = bytearray()
         self._skipping = False
         self._registry = registry
+        self.lines_per_s = lines_per_s
+        self._bucket = TokenBucket(lines_per_s, burst or 1) if lines_per_s is not None else None
+        self._held = b""  # read but not yet handed on (the connection ran out of tokens)
+        self._resume: asyncio.TimerHandle | None = None
+        self.paused = 0  # how many times this connection was paused (tests, logs)
         self.transport: asyncio.Transport | None = None
         self.handler: LineHandler | None = None
         self.peer = "?"
@@ -59,6 +75,9 @@ class LineConnection(asyncio.Protocol):
             end = data.find(b"\n", start)
             if end < 0:
                 break
+            if self._bucket is not None and not self._skipping and not self._bucket.take():
+                self._hold(data[start:])
+                return
             if self._skipping:
                 self._skipping = False
                 buf.clear()
@@ -69,7 +88,7 @@ class LineConnection(asyncio.Protocol):
                 self._deliver(line)
             else:
                 self._deliver(data[start:end])
-            if self.closed:
+            if self.closed or self.transport.is_closing():  # the handler hung up
                 return
             start = end + 1
         if start < len(data) and not self._skipping:
@@ -78,6 +97,29 @@ class LineConnection(asyncio.Protocol):
                 buf.clear()
                 self._skipping = True
                 self.handler.on_bad_line(f"line longer than {self.max_line} bytes; skipped to its end")
+
+    def _hold(self, rest: bytes) -> None:
+        """Out of tokens: keep ``rest`` and stop reading until the next token is due."""
+        self._held = rest
+        self.paused += 1
+        if self.paused == 1:
+            log.warning("%s: over %g lines/s; reading paused", self.peer, self.lines_per_s)
+        self.transport.pause_reading()
+        self._resume = asyncio.get_running_loop().call_later(self._bucket.seconds_to_next(), self._go_on)
+
+    def _go_on(self) -> None:
+        self._resume = None
+        if self.closed:
+            return
+        rest, self._held = self._held, b""
+        self.data_received(rest)
+        if self._resume is None and not self.closed:  # not paused again
+            self.transport.resume_reading()
+
+    def asked_for(self) -> None:
+        """The line being handled answers a request of ours: give its token back."""
+        if self._bucket is not None:
+            self._bucket.give_back()
 
     def _deliver(self, line: bytes) -> None:
         if len(line) > self.max_line:
@@ -103,6 +145,9 @@ class LineConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if self._resume is not None:
+            self._resume.cancel()
+            self._resume = None
         if self._registry is not None:
             self._registry.discard(self)
         if self.handler is not None:
@@ -127,8 +172,10 @@ class LineServer:
 
 
 async def start_line_server(make_handler: Callable[[LineConnection], LineHandler], host: str, port: int,
-                            max_line: int, max_connections: int, name: str) -> LineServer:
-    """Listen on ``host:port``; each accepted connection gets a :class:`LineConnection`.
+                            max_line: int, max_connections: int, name: str,
+                            lines_per_s: float | None = None, burst: int | None = None) -> LineServer:
+    """Listen on ``host:port``; each accepted connection gets a :class:`LineConnection`
+    with the share ``lines_per_s`` / ``burst`` (None: unbounded).
 
     Past ``max_connections`` open connections, new ones are closed at once with a log line.
     """
@@ -138,7 +185,7 @@ async def start_line_server(make_handler: Callable[[LineConnection], LineHandler
         if len(connections) >= max_connections:
             log.warning("%s: %d connections open; refusing another", name, len(connections))
             return _Refuse()
-        return LineConnection(make_handler, max_line, connections)
+        return LineConnection(make_handler, max_line, connections, lines_per_s, burst)
 
     server = await asyncio.get_running_loop().create_server(factory, host, port, reuse_address=True, backlog=1024)
     log.info("%s: listening for bots on %s:%d", name, host, server.sockets[0].getsockname()[1])

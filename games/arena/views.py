@@ -37,6 +37,15 @@ def sitter_for(request) -> tables.Sitter | None:
     return tables.Sitter(name=nickname, session_key=request.session.session_key)
 
 
+def creator_key(request) -> str:
+    """Who creates a table, for the per-minute limit (issue 6, item 8): ``"user:<id>"`` for a
+    logged-in user, else ``"ip:<address>"`` (guests can get a new session at will, not a new
+    address; behind a proxy, Daphne's ``--proxy-headers`` makes this the client's address)."""
+    if request.user.is_authenticated:
+        return f"user:{request.user.pk}"
+    return f"ip:{request.META.get('REMOTE_ADDR', '')}"
+
+
 def _take_nickname(request) -> None:
     """A guest may give a nickname with any form that seats them."""
     if not request.user.is_authenticated and request.POST.get("nickname"):
@@ -110,11 +119,17 @@ def create_table(request, game: str):
             except ValueError:
                 error = f"{f.label} must be a whole number."
         choices = [request.POST.get(f"seat{i}", default_other) for i in range(max_seats)]
+        creator = creator_key(request)
+        limit = settings.ARENA["TABLES_PER_MINUTE"]
+        if error is None and tables.tables_created_lately(creator) >= limit:
+            error = (f"You have created {limit} table{'s' if limit != 1 else ''} in the last minute: "
+                     "wait a moment before creating another.")
         if error is None:
             try:
-                config = spec.normalize_config(values)
+                config = spec.table_config(values)
                 match = tables.create_table(game, config, choices[:spec.num_seats(config)], sitter_for(request),
-                                            omniscient=request.POST.get("omniscient") == "on")
+                                            omniscient=request.POST.get("omniscient") == "on",
+                                            creator_key=creator)
             except ValueError as exc:
                 error = str(exc)
             else:

@@ -576,8 +576,16 @@ class JassState(State):
         """What every seat may know: no hand at all."""
         return self._common()
 
+    def revealed_observation(self) -> dict:
+        """Public facts plus ``last_deal_hands``: the four hands as dealt of the last finished
+        deal (None before the first one ends).  Cards of the deal in play stay hidden."""
+        obs = self._common()
+        obs["last_deal_hands"] = [list(h) for h in self.records[-1]["hands"]] if self.records else None
+        return obs
+
     def full_observation(self) -> dict:
-        """Public facts plus every current hand (``hands``) and the deal as dealt (``dealt``)."""
+        """Public facts plus every current hand (``hands``) and the deal as dealt (``dealt``);
+        for finished matches and replays only."""
         obs = self._common()
         obs["hands"] = [mask_to_names(h) for h in self.hands]
         obs["dealt"] = [mask_to_names(h) for h in self.dealt]

@@ -59,29 +59,37 @@ class JassHttpBot(SeatEndpoint):
         return fut
 
     async def _call(self, kind, body, legal, why_illegal, seat, fut) -> None:
+        """Call the bot for one trump or card and settle ``fut``.  A forced move gets a public
+        ``reason`` (what everyone at the table may read: no card of any hand, nothing the
+        bot's service wrote) and the full explanation as ``detail`` (issue 6 item 2)."""
         started = time.perf_counter()
         url = self.base_url + self.paths[kind]
-        reason = ""
+        reason = detail = ""
         action = None
         try:
             reply = await http_bots.post_json(url, body, self.deadline_s)
             action = protocol.decode_trump(reply.text) if kind == "trump" else protocol.decode_card(reply.text)
             problem = why_illegal(seat, action)
             if problem:
-                reason = f"illegal {kind} {action!r}: {problem}"
+                # why_illegal names the bot's hand ("you do not hold D6; your hand: ...", "you
+                # hold Spades: follow suit"), and even which rule was broken tells what the
+                # hand holds, so others learn only that the move was illegal.
+                reason, detail = f"illegal {kind}", f"illegal {kind} {action!r}: {problem}"
             elif OVERHEAD_MS is not None and isinstance(reply.data, dict):
                 bot_ms = reply.data.get("bot_ms")
                 if isinstance(bot_ms, (int, float)):
                     OVERHEAD_MS.append((time.perf_counter() - started) * 1000 - bot_ms)
-        except (http_bots.BotCallError, ProtocolError) as exc:
-            reason = str(exc)
+        except http_bots.BotCallError as exc:
+            reason, detail = _public_call_failure(exc, self.deadline_s), str(exc)
+        except ProtocolError as exc:
+            reason, detail = f"answer is not a valid {kind} reply", str(exc)
         except Exception as exc:  # never let one bot's failure escape into the runner
             log.exception("jass bot %s: unexpected error", self.display_name)
-            reason = f"server error while calling the bot: {exc.__class__.__name__}"
+            reason = detail = f"server error while calling the bot: {exc.__class__.__name__}"
         think = (time.perf_counter() - started) * 1000
         if reason:
-            log.warning("jass bot %s (%s): %s; playing a random valid move", self.display_name, url, reason)
-            answer = Answer(self.rng.choice(legal), True, reason[:200], think)
+            log.warning("jass bot %s (%s): %s; playing a random valid move", self.display_name, url, detail)
+            answer = Answer(self.rng.choice(legal), True, reason, think, detail[:300])
         else:
             answer = Answer(action, False, "", think)
         if not fut.done():
@@ -110,6 +118,16 @@ class JassHttpBot(SeatEndpoint):
         if result is None:  # aborted: nobody waits for the calls in flight
             for task in list(self._pending):
                 task.cancel()
+
+
+def _public_call_failure(exc: http_bots.BotCallError, deadline_s: float) -> str:
+    """The public part of a failed call: the timeout or the HTTP status, never the text the
+    bot's service answered (it may quote the request, i.e. the bot's hand)."""
+    if str(exc).startswith("no answer within"):
+        return f"no answer within {deadline_s:g} s"
+    if exc.status is not None:
+        return f"HTTP status {exc.status}"
+    return "no valid answer"  # unreachable, refused, not JSON, too large or too deep
 
 
 def endpoint_for(bot) -> JassHttpBot:

@@ -19,9 +19,17 @@ def random_bot(obs: dict, legal: list, rng: random.Random):
     return rng.choice(legal)
 
 
-@lru_cache(maxsize=None)
+#: Entries kept by :func:`at_least`'s cache (issue 6, item 10): ``(k, n)`` pairs are at most
+#: (dice on the table)^2, 120 x 120 at the largest table, so this holds every pair of a match.
+AT_LEAST_CACHE = 16_384
+
+
+@lru_cache(maxsize=AT_LEAST_CACHE)
 def at_least(k: int, n: int) -> float:
-    """P(at least ``k`` of ``n`` unseen dice show one given face), each with probability 1/6."""
+    """P(at least ``k`` of ``n`` unseen dice show one given face), each with probability 1/6.
+
+    Cached, boundedly: the bids a bot weighs come from its legal actions, which the rules
+    bound by the dice on the table, but the cache must not grow with whatever it is asked."""
     if k <= 0:
         return 1.0
     if k > n:

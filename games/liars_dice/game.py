@@ -40,6 +40,23 @@ def human_action_ok(state: rules.LiarsDiceState, seat: int, action) -> bool:
     return action in state.legal_actions(seat)
 
 
+#: Bound on a new table's length (issue 6, item 8): ``games x (dice on the table)^2``.  A game
+#: takes about (players x dice)^2 answers (6 x 6 dice: ~1,500; 6 x 20: ~15,000; 2 x 6: ~75,
+#: measured with the probability bot), so this keeps a match near 150,000 answers at most
+#: while allowing 1,000 games of two players with 6 dice.  Hostile bots can lengthen rounds
+#: only up to 6 bids per die on the table (a count above the dice is an invalid bid).
+MATCH_BUDGET = 150_000
+
+
+def limit_config(config) -> None:
+    """Raises ``ValueError`` when ``games x (players x dice)^2`` exceeds :data:`MATCH_BUDGET`."""
+    per_game = (config["players"] * config["dice"]) ** 2
+    if config["games"] * per_game > MATCH_BUDGET:
+        most = max(1, MATCH_BUDGET // per_game)
+        raise ValueError(f"With {config['players']} players of {config['dice']} dice a match has at most "
+                         f"{most} game{'s' if most != 1 else ''}: longer ones are too long to keep and replay.")
+
+
 def auto_config() -> dict:
     cfg = settings.ARENA
     return {"players": cfg["LIARS_DICE_AUTO_PLAYERS"], "dice": cfg["LIARS_DICE_AUTO_DICE"],
@@ -71,6 +88,7 @@ SPEC = register(GameSpec(
     human_timeout_answer=human_timeout_answer,
     human_action_ok=human_action_ok,
     auto_config=auto_config,
+    limit_config=limit_config,
     start_listener=_start_listener,
     protocol_note="Bots connect over TCP to port {port}, one JSON object per line.",
     seats_note='"Open" seats wait for a person who opens the table\'s page, or for the next bot '

@@ -74,6 +74,12 @@ def round_over(happening: dict, recipient: int) -> bytes:
     return (_dumps(msg) + "\n").encode()
 
 
+def error(message: str) -> bytes:
+    """An ``error`` line, sent just before the server hangs up on a bot (not in the seed: a
+    bot that ignores unknown subjects loses nothing by it)."""
+    return (_dumps({"subject": "error", "message": message}) + "\n").encode()
+
+
 def parse_line(line: bytes) -> dict:
     """Decode one line from a bot into a JSON object.
 

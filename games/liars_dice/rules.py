@@ -9,7 +9,9 @@ are settled in turn order (notes, "One move"):
    resolved: the dice showing exactly the bid face (ones are not wild) are counted over all
    hands; if there are at least as many as bid the challenger loses a die, else the bidder.
    A challenge before any bid always fails;
-3. else the player on turn must have made a valid raising bid, or loses the round;
+3. else the player on turn must have made a valid raising bid, or loses the round; a bid of
+   more dice than are on the table is impossible and as invalid as one that does not raise
+   (issue 6, item 10: without this bound a bot could raise forever with ever larger counts);
 4. else the bid stands and the turn passes on.
 
 Actions, per seat: ``["bid", face, count]``, ``"challenge"``, ``"pass"`` or ``None``.  Seats are
@@ -55,14 +57,16 @@ def bid_raises(old_face: int, old_count: int, face: int, count: int) -> bool:
     return count >= old_count and (count > old_count or face > old_face)
 
 
-def is_valid_bid(action: Action, last_bid: tuple[int, int]) -> bool:
-    """Whether ``action`` is ``["bid", face, count]`` with face 1-6, count >= 1, raising ``last_bid``."""
+def is_valid_bid(action: Action, last_bid: tuple[int, int], dice_on_table: int) -> bool:
+    """Whether ``action`` is ``["bid", face, count]`` with face 1-6 and count from 1 to
+    ``dice_on_table`` (all dice still in the game), raising ``last_bid``."""
     if not (isinstance(action, list) and len(action) == 3 and action[0] == BID):
         return False
     face, count = action[1], action[2]
     if type(face) is not int or type(count) is not int:  # bools and floats are not dice
         return False
-    return 1 <= face <= 6 and count >= 1 and bid_raises(last_bid[0], last_bid[1], face, count)
+    return (1 <= face <= 6 and 1 <= count <= dice_on_table
+            and bid_raises(last_bid[0], last_bid[1], face, count))
 
 
 class LiarsDiceState(State):
@@ -171,7 +175,7 @@ class LiarsDiceState(State):
                 loser = seat if shown >= count else self.last_bidder
                 return self._end_round(loser=loser, challenger=seat, reason="challenge", shown=shown)
         bid = actions[self.on_turn]  # 3. the player on turn must raise
-        if not is_valid_bid(bid, self.last_bid):
+        if not is_valid_bid(bid, self.last_bid, sum(self.counts)):
             return self._end_round(loser=self.on_turn, challenger=None, reason="invalid_move")
         self.last_bid = (bid[1], bid[2])  # 4. the bid stands
         self.last_bidder = self.on_turn
@@ -240,7 +244,9 @@ class LiarsDiceState(State):
         return obs
 
     def public_observation(self) -> dict:
-        """Dice counts, bids and past rounds (whose hands were shown); no current hand."""
+        """Dice counts, bids and past rounds (whose hands were shown); no current hand.  It
+        already reveals the round just over (``last_round.hands``), so it is also this game's
+        :meth:`revealed_observation`."""
         return self._common()
 
     def full_observation(self) -> dict:

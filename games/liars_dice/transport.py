@@ -31,15 +31,20 @@ class LiarsDiceBot(SeatEndpoint):
 
     kind = "protocol"
 
-    def __init__(self, conn: LineConnection, arena, deadline_s: float):
+    def __init__(self, conn: LineConnection, arena, deadline_s: float, max_bad_lines: int | None = None):
         self.conn = conn
+        #: Protocol violations (not late replies) before the connection is dropped (issue 6 item 7).
+        self.max_bad_lines = max_bad_lines
         self.arena = arena
         self.deadline_s = deadline_s
         self.display_name = f"bot {conn.peer}"
         self.named = False
+        #: A name sent after the bot saw its dice, shown once the match is over (see _set_name).
+        self.held_name: str | None = None
         self.seat_id: int | None = None
         self.request: TimedRequest | None = None
-        self.bad_lines = 0
+        self.complaints = 0  # lines we could not use (logged up to MAX_LOGGED_BAD_LINES)
+        self.bad_lines = 0  # of which protocol violations
         self.gone = False
         asyncio.get_running_loop().create_task(self._take_seat())
 
@@ -56,21 +61,35 @@ class LiarsDiceBot(SeatEndpoint):
             await self.arena.bot_named(self.seat_id, self.display_name)
 
     # --- lines from the bot -----------------------------------------------------------------
-    def _complain(self, reason: str) -> None:
-        self.bad_lines += 1
-        if self.bad_lines <= MAX_LOGGED_BAD_LINES:
+    def _complain(self, reason: str, violation: bool = True) -> None:
+        """Log a line we could not use.  A ``violation`` of the protocol (unparseable, too
+        long, neither name nor reply, a malformed reply), unlike a late reply, counts towards
+        ``max_bad_lines``; at that many the bot gets an error line and is disconnected."""
+        self.complaints += 1
+        if self.complaints <= MAX_LOGGED_BAD_LINES:
             log.warning("liars_dice %s (%s): %s", self.conn.peer, self.display_name, reason)
-            if self.bad_lines == MAX_LOGGED_BAD_LINES:
+            if self.complaints == MAX_LOGGED_BAD_LINES:
                 log.warning("liars_dice %s: further bad lines from this bot are not logged", self.conn.peer)
+        if not violation:
+            return
+        self.bad_lines += 1
+        if self.max_bad_lines is not None and self.bad_lines == self.max_bad_lines:
+            log.warning("liars_dice %s (%s): %d bad lines; disconnected", self.conn.peer, self.display_name,
+                        self.bad_lines)
+            self.conn.write(protocol.error(f"{self.bad_lines} lines that break the protocol; disconnected"))
+            self.conn.close()
 
-    def _fail_request(self, reason: str) -> None:
+    def _fail_request(self, reason: str, detail: str = "") -> None:
+        """Answer the open request with ``None`` (the round is lost).  ``reason`` is shown to
+        everyone; ``detail`` (what exactly was wrong, which may quote the bot's own line and
+        so whatever it chose to put there) is kept for after the match (issue 6 item 2)."""
         req = self.request
         if req is not None and req.pending:
-            req.resolve(None, forced=True, reason=reason)
+            req.resolve(None, forced=True, reason=reason, detail=detail[:300])
 
     def on_bad_line(self, reason: str) -> None:
         self._complain(reason)
-        self._fail_request(f"malformed reply: {reason}")
+        self._fail_request("malformed reply", f"malformed reply: {reason}")
 
     def on_line(self, line: bytes) -> None:
         if not line.strip():
@@ -88,35 +107,49 @@ class LiarsDiceBot(SeatEndpoint):
             self._complain(f"ignored a message with neither name nor message_id: {line[:80]!r}")
 
     def _set_name(self, name) -> None:
+        """The first name counts (seed).  One sent after the bot's first request may spell out
+        the dice it holds, and names go to everyone at the table, so it is held back until the
+        match is over (issue 6 item 3: names carry public facts only)."""
         if self.named:
-            return  # only the first name counts (seed)
+            return
         if not isinstance(name, str) or not clean_name(name):
             self._complain("name must be a non-empty string")
             return
         self.named = True
+        if self.request is not None:
+            self.held_name = clean_name(name)
+            return
         self.display_name = clean_name(name)
         if self.seat_id is not None:
             asyncio.get_running_loop().create_task(self.arena.bot_named(self.seat_id, self.display_name))
 
+    def _show_held_name(self) -> None:
+        if self.held_name is not None:
+            self.display_name, self.held_name = self.held_name, None
+            if self.seat_id is not None:
+                asyncio.get_running_loop().create_task(self.arena.bot_named(self.seat_id, self.display_name))
+
     def _reply(self, msg: dict) -> None:
         req = self.request
         if req is None or not req.pending:
-            self._complain(f"reply with no open request (late or unasked): message_id {msg.get('message_id')!r}")
+            self._complain(f"reply with no open request (late or unasked): message_id {msg.get('message_id')!r}",
+                           violation=False)
             return
         message_id = msg.get("message_id")
         if not isinstance(message_id, str):
             self._complain("reply without a string message_id")
-            self._fail_request("malformed reply: no string message_id")
+            self._fail_request("malformed reply", "malformed reply: no string message_id")
             return
         if message_id != req.key:
-            self._complain(f"reply to message_id {message_id!r}, expected {req.key!r}; ignored")
+            self._complain(f"reply to message_id {message_id!r}, expected {req.key!r}; ignored", violation=False)
             return
         try:
             action = protocol.move_to_action(msg.get("move"))
         except ProtocolError as exc:
             self._complain(str(exc))
-            self._fail_request(f"malformed reply: {exc}")
+            self._fail_request("malformed reply", f"malformed reply: {exc}")
             return
+        self.conn.asked_for()  # answers don't count against the connection's share of lines
         req.resolve(action)
 
     def on_close(self) -> None:
@@ -139,6 +172,8 @@ class LiarsDiceBot(SeatEndpoint):
         return self.request.future
 
     def notify(self, state, seat: int, happenings: list[dict]) -> None:
+        if state.is_terminal():
+            self._show_held_name()  # now, so the final view and the finished match carry it
         if self.gone:
             return
         for happening in happenings:
@@ -147,14 +182,15 @@ class LiarsDiceBot(SeatEndpoint):
 
     def close(self, result: dict | None) -> None:
         """After the last game the server closes the connection (notes)."""
+        self._show_held_name()  # an aborted match is over too
         self.conn.close()
 
 
 async def start_listener(arena):
     """Listen for Liar's Dice bots on ``LIARS_DICE_HOST:LIARS_DICE_PORT`` (default 5533)."""
     cfg = settings.ARENA
-    deadline = cfg["LIARS_DICE_BOT_DEADLINE"]
+    deadline, max_bad = cfg["LIARS_DICE_BOT_DEADLINE"], cfg["MAX_BAD_LINES"]
     return await start_line_server(
-        lambda conn: LiarsDiceBot(conn, arena, deadline),
+        lambda conn: LiarsDiceBot(conn, arena, deadline, max_bad),
         cfg["LIARS_DICE_HOST"], cfg["LIARS_DICE_PORT"], cfg["MAX_LINE_BYTES"], cfg["MAX_CONNECTIONS"],
-        "liars_dice")
+        "liars_dice", lines_per_s=cfg["LINES_PER_S"], burst=cfg["LINES_BURST"])

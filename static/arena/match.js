@@ -52,10 +52,12 @@ const Arena = {
 
   onMessage(msg) {
     if (msg.type === 'match.view') {
-      if (msg.version <= this.version) return;  // a duplicate or an older view
-      if (this.version && msg.version > this.version + 1) this.send({type: 'resync'});
-      this.version = msg.version;
-      this.showView(msg);
+      // Each view is the whole table.  A gap in versions is the server skipping views this tab
+      // had no time for (it sends only a few ahead of the last ack): the newest is enough.
+      if (msg.version > this.version) {  // else a duplicate or an older view
+        this.version = msg.version;
+        this.showView(msg);
+      }
     } else if (msg.type === 'match.final') {
       if (this.data.status === 'running') { location.reload(); return; }
       this.finalMsg = msg;
@@ -72,7 +74,10 @@ const Arena = {
       } else if (this.data.status !== 'running') {
         location.reload();
       }
+      return;
     }
+    // Rendered (synchronously, above): acknowledge it, or the server stops sending views.
+    this.send({type: 'ack', version: this.version});
   },
 
   showView(msg) {

@@ -391,7 +391,19 @@
       lines.push(el('p', {class: 'winner'}, `Match! ${TEAM_LABEL[d.match]} (${teamNames(ctx, d.match)}) took all nine tricks${view.match_bonus ? ' (+100)' : ''}.`));
     }
     if (!d.complete) lines.push(el('p', {class: 'hint-light'}, 'The match ended during this game.'));
+    // A bots-only table that opted in shows the finished game's hands as dealt (never the game in play).
+    if (view.last_deal_hands && !view.terminal) {
+      lines.push(el('div', {class: 'revealed-hands', 'data-testid': 'last-deal-hands'}, view.last_deal_hands.map((cards, seat) =>
+        el('div', {class: 'revealed-row'}, el('span', {class: 'who name'}, ctx.name(seat)),
+          el('span', {class: 'hand mini dealt', 'data-seat': seat}, sortHand(cards, d.trump).map((c) => cardFace(c, {size: 'mini', trump: suitOf(c) === trumpSuit(d.trump)})))))));
+    }
     return el('div', {class: 'panel deal-over' + (ctx.replay || view.terminal ? '' : ' fresh'), 'data-testid': 'deal-over'}, lines);
+  }
+
+  // Why a move was forced: the full explanation (``detail``, which may name the hand) reaches
+  // only the seat itself live, and everyone in a replay; others get the public reason.
+  function forcedWhy(answer) {
+    return answer.detail || answer.reason || 'no valid answer';
   }
 
   // Forced moves of this game, one line per seat: how many, the latest and why.
@@ -408,7 +420,7 @@
         return el('p', {class: 'forced-note', 'data-seat': seat},
           el('b', {class: 'name'}, seat === ctx.mySeat ? 'You' : ctx.name(seat)),
           list.length > 1 ? ` (${list.length}×)` : '', ': ', ...describeAction(last.action, ctx),
-          el('span', {class: 'reason'}, ` — ${last.reason || 'no valid answer'}`));
+          el('span', {class: 'reason'}, ` — ${forcedWhy(last)}`));
       }));
   }
 
@@ -416,7 +428,7 @@
     if (!ctx.replay) return null;
     if (!ctx.step) return el('div', {class: 'panel step-moves', 'data-testid': 'step-moves'}, el('h4', {}, 'Start'), el('p', {}, 'The cards are dealt.'));
     const items = (ctx.answers || []).map((a) => el('li', {}, el('span', {class: 'who name'}, ctx.name(a.seat)), ' ', ...describeAction(a.action, ctx),
-      a.forced ? el('span', {class: 'forced-note'}, ` (forced: ${a.reason || 'no valid answer'})`) : null));
+      a.forced ? el('span', {class: 'forced-note'}, ` (forced: ${forcedWhy(a)})`) : null));
     for (const h of ctx.happenings || []) {
       if (h.type === 'trick_over') items.push(el('li', {class: 'happening'}, `${who(ctx, h.win)} ${h.win === ctx.mySeat ? 'win' : 'wins'} trick ${h.trick} (${h.points} points).`));
       if (h.type === 'deal_over') items.push(el('li', {class: 'happening'}, `Game ${h.deal} over: N-S ${h.points[0]}, E-W ${h.points[1]}.`));

@@ -130,17 +130,23 @@
     return el('div', {class: 'last-round' + (fresh ? ' fresh' : ''), 'data-testid': 'last-round'},
       el('h4', {}, title),
       el('p', {class: 'outcome'}, outcomeText(h, ctx)),
-      forced.map((a) => el('p', {class: 'forced-note'}, `Forced move for ${a.seat === ctx.mySeat ? 'you' : ctx.name(a.seat)}: ${a.reason}`)),
+      forced.map((a) => el('p', {class: 'forced-note'}, `Forced move for ${a.seat === ctx.mySeat ? 'you' : ctx.name(a.seat)}: ${forcedWhy(a)}`)),
       h.game_winner !== null ? el('p', {class: 'winner'},
         h.game_winner === ctx.mySeat ? `You win game ${h.game_number}!` : `${ctx.name(h.game_winner)} wins game ${h.game_number}!`) : null,
       rows.length ? el('div', {}, el('p', {class: 'hint-light'}, face ? `Dice revealed (showing ${face} marked):` : 'Dice revealed:'),
                        el('div', {class: 'revealed-hands'}, rows)) : null);
   }
 
+  // Why a move was forced: the full explanation (``detail``) reaches only the seat itself
+  // live, and everyone in a replay; others get the public reason.
+  function forcedWhy(answer) {
+    return answer.detail || answer.reason || 'no valid answer';
+  }
+
   // Replay: what each seat did at this step.
   function describe(answer, ctx) {
     const a = answer.action;
-    if (answer.forced) return `forced: ${answer.reason || 'no valid answer'}`;
+    if (answer.forced) return `forced: ${forcedWhy(answer)}`;
     if (Array.isArray(a) && a[0] === 'bid') return ['bid ', bidText(a[1], a[2])];
     if (a === 'challenge') return 'challenged';
     if (a === 'pass') return null;
