@@ -112,8 +112,11 @@ def test_the_api_pages_events_with_next_links(client):
         page = client.get(page["events_next"]).json()
         seen += [e["seq"] for e in page["events"]]
     assert seen == everything
-    assert len(client.get(f"/api/matches/{match.pk}/", {"limit": 10**9}).json()["events"]) == min(
+    assert len(client.get(f"/api/matches/{match.pk}/", {"limit": MAX_EVENTS_PAGE}).json()["events"]) == min(
         len(everything), MAX_EVENTS_PAGE)
+    too_many = client.get(f"/api/matches/{match.pk}/", {"limit": 10**9})
+    assert too_many.status_code == 400 and f"limit must be a whole number from 1 to {MAX_EVENTS_PAGE}" in \
+        too_many.json()["error"]
 
 
 @pytest.mark.django_db

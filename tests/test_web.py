@@ -92,14 +92,14 @@ def test_history_filters_and_pages(client):
     api = client.get("/api/matches/", {"date_from": day, "date_to": day}).json()
     assert api["count"] == 1 and api["results"][0]["seats"][1]["name"] == "bot3"
     assert client.get("/api/matches/", {"page": 2}).json()["results"][-1]["seats"][1]["name"] == "bot29"
-    assert client.get("/api/matches/", {"game": "nonexistent"}).json()["count"] == 0
+    assert client.get("/api/matches/", {"game": "nonexistent"}).status_code == 400  # said, not ignored
     assert client.get("/api/matches/", {"date_from": "garbage"}).json()["count"] == 30
 
 
 def test_match_detail_replays_to_the_recorded_result(client):
     match = finished_match(["p1", "p2", "p3"], seed=11, config={"players": 3, "dice": 3, "games": 2})
     detail = client.get(f"/api/matches/{match.pk}/").json()
-    assert detail["status"] == "finished" and detail["seed"] == 11
+    assert detail["status"] == "finished" and detail["seed"] == "11"
     assert detail["events"][0]["seq"] == 1 and len(detail["events"]) == match.events.count()
     replay = client.get(f"/api/matches/{match.pk}/replay/", {"count": 500}).json()
     frames = replay["frames"]
@@ -158,3 +158,24 @@ def test_play_again_offers_the_same_settings_and_seats(client):
     assert re.search(r'name="dice"[^>]*value="4"', form) and re.search(r'name="games"[^>]*value="2"', form)
     for index, choice in enumerate(["open_human", "me", "builtin:random"]):
         assert re.search(rf'name="seat{index}"[^>]*>.*?<option value="{choice}" selected', form, re.S), (index, choice)
+
+
+def test_api_errors_are_json_and_say_what_is_wrong(client):
+    match = finished_match(["a", "b"])
+    Match.objects.filter(pk=match.pk).update(seed=2**62 - 1)
+    assert client.get(f"/api/matches/{match.pk}/").json()["seed"] == str(2**62 - 1)  # exact in JavaScript too
+    missing = client.get("/api/matches/999999/")
+    assert missing.status_code == 404 and missing.json() == {"error": "there is no match 999999"}
+    assert client.get("/api/matches/999999/replay/").status_code == 404
+    for url, params, message in (
+            ("/api/matches/", {"page": "99"}, "page 99 does not exist: there is 1 page"),
+            ("/api/matches/", {"page": "x"}, "page must be a whole number"),
+            ("/api/matches/", {"date_from": "garbage"}, "date_from must be a date like 2026-01-31"),
+            ("/api/matches/", {"game": "chess"}, "game must be one of"),
+            (f"/api/matches/{match.pk}/replay/", {"start": "abc"}, "start must be a whole number"),
+            (f"/api/matches/{match.pk}/replay/", {"count": "0"}, "count must be a whole number from 1 to 500"),
+            (f"/api/matches/{match.pk}/", {"after": "-1"}, "after must be a whole number")):
+        resp = client.get(url, params)
+        assert resp.status_code == 400 and message in resp.json()["error"], (url, params, resp.content)
+    frames = client.get(f"/api/matches/{match.pk}/replay/", {"start": 0, "count": 2}).json()
+    assert frames["total"] > 2 and len(frames["frames"]) == 2  # the page says how long the replay is

@@ -1,21 +1,73 @@
 """The JSON API: ``/api/matches/`` (filters as the history page), ``/api/matches/<id>/``
-(seats, result, events a page at a time) and ``/api/matches/<id>/replay/`` (replay frames)."""
+(seats, result, events a page at a time) and ``/api/matches/<id>/replay/`` (replay frames).
+
+Errors are JSON too, ``{"error": "<what is wrong>"}``: 404 for a match that does not exist,
+400 for a parameter that is not what the API takes (a page past the last, a date that is not
+``YYYY-MM-DD``, a number that is not one or out of range) instead of silently ignoring it.
+Seeds are strings: they are 62-bit numbers, beyond what JavaScript's numbers hold exactly.
+"""
 from __future__ import annotations
 
+import datetime
+from functools import wraps
+
 from django.core.paginator import Paginator
-from django.http import Http404, JsonResponse
+from django.http import JsonResponse
 from django.urls import reverse
 
-from games.arena import replay
+from games.arena import registry, replay
 from games.arena.models import Match
 from games.arena.queries import DONE, PAGE_SIZE, finished_matches, seat_summary
 
 
-def _int(value, default: int, low: int, high: int) -> int:
-    try:
-        return max(low, min(high, int(value)))
-    except (TypeError, ValueError):
+class BadRequest(ValueError):
+    """A request the API answers with ``status`` and ``{"error": message}``."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+def json_errors(view):
+    """Answer :class:`BadRequest` raised by ``view`` as a JSON error."""
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except BadRequest as exc:
+            return JsonResponse({"error": str(exc)}, status=exc.status)
+    return wrapper
+
+
+def _int(params, name: str, default: int, low: int, high: int) -> int:
+    """Query parameter ``name`` as a whole number from ``low`` to ``high`` (``default`` when
+    absent).  Raises :class:`BadRequest` naming the parameter otherwise."""
+    value = params.get(name)
+    if value in (None, ""):
         return default
+    try:
+        number = int(value)
+    except ValueError:
+        number = None
+    if number is None or not low <= number <= high:
+        raise BadRequest(f"{name} must be a whole number from {low} to {high}, got {value[:40]!r}")
+    return number
+
+
+def _date(params, name: str) -> None:
+    value = params.get(name)
+    if value:
+        try:
+            datetime.date.fromisoformat(value)
+        except ValueError:
+            raise BadRequest(f"{name} must be a date like 2026-01-31, got {value[:40]!r}") from None
+
+
+def _match(match_id: int, queryset=None) -> Match:
+    match = (queryset if queryset is not None else Match.objects).filter(pk=match_id).first()
+    if match is None:
+        raise BadRequest(f"there is no match {match_id}", status=404)
+    return match
 
 
 def match_summary(match: Match) -> dict:
@@ -27,10 +79,23 @@ def match_summary(match: Match) -> dict:
     }
 
 
+@json_errors
 def match_list(request):
-    """Finished matches, newest first, ``PAGE_SIZE`` a page: ``?game=&player=&date_from=&date_to=&page=``."""
-    paginator = Paginator(finished_matches(request.GET), PAGE_SIZE)
-    page = paginator.get_page(request.GET.get("page"))
+    """Finished matches, newest first, ``PAGE_SIZE`` a page: ``?game=&player=&date_from=&date_to=&page=``.
+    Raises (as a 400) for an unknown game, a bad date or a page that does not exist."""
+    params = request.GET
+    if params.get("game") and params["game"] not in {g.slug for g in registry.all_games()}:
+        raise BadRequest(f"game must be one of {', '.join(g.slug for g in registry.all_games())}")
+    if params.get("status") and params["status"] not in DONE:
+        raise BadRequest(f"status must be one of {', '.join(DONE)}")
+    _date(params, "date_from")
+    _date(params, "date_to")
+    paginator = Paginator(finished_matches(params), PAGE_SIZE)
+    number = _int(params, "page", 1, 1, 10**9)
+    if number > max(1, paginator.num_pages):
+        raise BadRequest(f"page {number} does not exist: there {'is' if paginator.num_pages <= 1 else 'are'} "
+                         f"{max(1, paginator.num_pages)} page{'s' if paginator.num_pages > 1 else ''}")
+    page = paginator.page(number)
     return JsonResponse({"count": paginator.count, "page": page.number, "pages": paginator.num_pages,
                          "results": [match_summary(m) for m in page.object_list]})
 
@@ -40,6 +105,7 @@ EVENTS_PAGE = 1000
 MAX_EVENTS_PAGE = 5000
 
 
+@json_errors
 def match_detail(request, match_id: int):
     """One match with its seats and result; its seed and events once it is over (while it
     runs they would give away hidden information).
@@ -48,14 +114,12 @@ def match_detail(request, match_id: int):
     events with ``seq > after``, ``EVENTS_PAGE`` by default and ``MAX_EVENTS_PAGE`` at most;
     ``events_next`` is the URL of the next page (None on the last), ``steps`` the steps in
     the whole log (the replay has ``steps + 1`` frames)."""
-    match = Match.objects.prefetch_related("seats").filter(pk=match_id).first()
-    if match is None:
-        raise Http404("no such match")
+    match = _match(match_id, Match.objects.prefetch_related("seats"))
     data = match_summary(match)
     if match.status in DONE:
-        after = _int(request.GET.get("after"), 0, 0, 2**31)
-        limit = _int(request.GET.get("limit"), EVENTS_PAGE, 1, MAX_EVENTS_PAGE)
-        data["seed"] = match.seed
+        after = _int(request.GET, "after", 0, 0, 2**63)
+        limit = _int(request.GET, "limit", EVENTS_PAGE, 1, MAX_EVENTS_PAGE)
+        data["seed"] = str(match.seed)
         data["steps"] = replay.total_steps(match.pk)
         data["replay"] = reverse("api_replay", args=[match.pk])
         # One more than asked says whether there is a next page without counting the log.
@@ -71,13 +135,13 @@ def match_detail(request, match_id: int):
     return JsonResponse(data)
 
 
+@json_errors
 def match_replay(request, match_id: int):
-    """Replay frames ``?start=0&count=500`` of a finished or aborted match."""
-    match = Match.objects.filter(pk=match_id).first()
-    if match is None:
-        raise Http404("no such match")
+    """Replay frames ``?start=0&count=500`` of a finished or aborted match (``total``: frames
+    in the whole replay)."""
+    match = _match(match_id)
     if match.status not in DONE:
-        return JsonResponse({"error": "The replay opens when the match is over."}, status=409)
-    start = _int(request.GET.get("start"), 0, 0, 10**9)
-    count = _int(request.GET.get("count"), replay.MAX_FRAMES, 1, replay.MAX_FRAMES)
+        raise BadRequest("The replay opens when the match is over.", status=409)
+    start = _int(request.GET, "start", 0, 0, 10**9)
+    count = _int(request.GET, "count", replay.MAX_FRAMES, 1, replay.MAX_FRAMES)
     return JsonResponse(replay.frames(match, start, count))
