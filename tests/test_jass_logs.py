@@ -66,7 +66,8 @@ def test_kit_json_lines_round_trip_keeps_names_and_date(client):
     assert len(lines) == 3
     entry = json.loads(lines[0])
     assert entry["player_ids"] == [0, 1, 2, 3]  # integers, as the kit writes them
-    assert entry["player_names"] == ["Rule-based bot", "Random bot", "Rule-based bot", "Random bot"]
+    # Same-named bots are told apart by seat, here as everywhere.
+    assert entry["player_names"] == ["Rule-based bot (N)", "Random bot (E)", "Rule-based bot (S)", "Random bot (W)"]
     resp = client.post("/import/jass/", {"log": SimpleUploadedFile("m.jsonl", text.encode())})
     imported = Match.objects.get(pk=int(resp.url.strip("/").split("/")[-1]))
     assert [s.display_name for s in imported.seats.order_by("index")] == entry["player_names"]
@@ -120,8 +121,8 @@ def test_results_are_shown_by_team_with_both_partners_as_winners(client):
     for url in ("/", "/history/", f"/matches/{match.pk}/"):
         page = client.get(url).content.decode()
         text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
-        line = f"N–S Rule-based bot & Rule-based bot {a} " + ("winners " if team == 0 else "") + \
-            f": E–W Random bot & Random bot {b}" + (" winners" if team == 1 else "")
+        line = f"N–S Rule-based bot (N) & Rule-based bot (S) {a} " + ("winners " if team == 0 else "") + \
+            f": E–W Random bot (E) & Random bot (W) {b}" + (" winners" if team == 1 else "")
         assert line in text, (url, text[text.find("N–S"):][:200])
 
 

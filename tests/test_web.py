@@ -180,3 +180,20 @@ def test_api_errors_are_json_and_say_what_is_wrong(client):
         assert resp.status_code == 400 and message in resp.json()["error"], (url, params, resp.content)
     frames = client.get(f"/api/matches/{match.pk}/replay/", {"start": 0, "count": 2}).json()
     assert frames["total"] > 2 and len(frames["frames"]) == 2  # the page says how long the replay is
+
+
+def test_same_names_are_told_apart_by_seat():
+    assert tables.tell_apart(["Random bot", "Ann", "Random bot", ""], ["1", "2", "3", "4"]) == \
+        ["Random bot (1)", "Ann", "Random bot (3)", ""]
+    bots_only = tables.create_table("liars_dice", {"players": 3}, ["builtin:random"] * 3, None)
+    assert [s.display_name for s in bots_only.seats.order_by("index")] == \
+        ["Random bot (1)", "Random bot (2)", "Random bot (3)"]
+    jass = tables.create_table("jass", {}, ["builtin:random", "builtin:rules"] * 2, None)
+    assert [s.display_name for s in jass.seats.order_by("index")] == \
+        ["Random bot (N)", "Rule-based bot (E)", "Random bot (S)", "Rule-based bot (W)"]
+    # Two guests who chose the same nickname: told apart when the match starts.
+    table = tables.create_table("liars_dice", {"players": 2}, ["me", "open_human"], tables.Sitter("Ann", session_key="s1"))
+    assert tables.join_seat(table.pk, 1, tables.Sitter("Ann", session_key="s2")) is None
+    started = tables.try_start(table.pk)
+    assert [s.display_name for s in started.started_seats] == ["Ann (1)", "Ann (2)"]
+    assert [s.display_name for s in table.seats.order_by("index")] == ["Ann (1)", "Ann (2)"]

@@ -51,6 +51,8 @@ class GameSpec:
     - ``limit_config(config)``: raises ``ValueError`` (a message for the form) when a table with
       this normalized configuration would make a match too long to keep and replay (issue 6,
       item 8); the fields' own bounds are checked by :meth:`table_config`;
+    - ``seat_tag(config, index)``: a seat's short tag ("2", Jass "E"), added to a name that
+      more than one seat has ("Random bot (E)");
     - ``teams(config)``: for partnership games, ``[(label, seats)]`` (e.g. ``("N–S", (0, 2))``):
       results are shown per team, every partner of a winning team marked as a winner; None
       for games where each seat plays for itself.
@@ -78,6 +80,7 @@ class GameSpec:
     seats_note: str = ""
     seat_label: Callable[[Mapping, int], str] = field(default=lambda config, index: f"Seat {index + 1}")
     teams: Callable[[Mapping], list[tuple[str, tuple[int, ...]]]] | None = None
+    seat_tag: Callable[[Mapping, int], str] = field(default=lambda config, index: str(index + 1))
     describe_config: Callable[[Mapping], list[str]] | None = None
     limit_config: Callable[[Mapping], None] | None = None
 

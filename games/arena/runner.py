@@ -17,6 +17,7 @@ from games.arena.eventlog import EventWriter
 from games.arena.registry import GameSpec
 from games.arena.replay import pack_snapshot
 from games.arena.seats import HumanSeat, SeatEndpoint
+from games.arena.tables import tell_apart
 
 log = logging.getLogger("arena.runner")
 
@@ -83,6 +84,7 @@ class MatchRunner:
         self.seq = 0
         #: Latest message per audience ("public" or seat index), for resync.
         self.latest: dict = {}
+        self.seat_tags = [spec.seat_tag(config, i) for i in range(len(endpoints))]
         self.snapshot_every = snapshot_every
         self.snapshots: list[tuple[int, int, bytes]] = []
         self.abandoned = False
@@ -108,7 +110,8 @@ class MatchRunner:
         (issue 6 item 2)."""
         now = time.time()
         state = self.state
-        names = [ep.display_name for ep in self.endpoints]  # a bot may name itself mid-match
+        # A bot may name itself mid-match; same names are told apart by seat.
+        names = tell_apart([ep.display_name for ep in self.endpoints], self.seat_tags)
         # When each person must answer by (epoch seconds), so others see their countdown.
         deadlines = {str(seat): self.endpoints[seat].open_request["deadline"]
                      for seat in self.humans if self.endpoints[seat].open_request}

@@ -149,6 +149,7 @@ class Arena:
         match = await sync_to_async(tables.try_start)(match_id)
         if match is None:
             return
+        names = [s.display_name for s in match.started_seats]  # told apart where seats share one
         spec = registry.get(match.game)
         humans_present = any(s.kind == Seat.Kind.HUMAN for s in seats)
         delay = settings.ARENA["BUILTIN_DELAY"] if humans_present else 0.0
@@ -163,6 +164,8 @@ class Arena:
             else:
                 label, policy = spec.builtin_bots[s.builtin_bot]
                 endpoints.append(BuiltinSeat(label, policy, seed=match.seed + s.index, delay_s=delay))
+        for endpoint, name in zip(endpoints, names):
+            endpoint.display_name = name or endpoint.display_name
         runner = MatchRunner(match.pk, spec, match.config, match.seed, endpoints, self.writer,
                              self.layer.group_send, omniscient=match.omniscient,
                              round_pause_s=settings.ARENA["ROUND_PAUSE"], server_times=self.server_times,

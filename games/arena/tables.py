@@ -7,6 +7,7 @@ UPDATE, so two claimants racing for one seat cannot both win, whichever process 
 from __future__ import annotations
 
 import secrets
+from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -41,6 +42,28 @@ class Sitter:
     name: str
     user_id: int | None = None
     session_key: str = ""
+
+
+def tell_apart(names: list[str], tags: list[str]) -> list[str]:
+    """``names`` (one per seat) with every name that occurs more than once followed by its
+    seat's tag: ``["Random bot", "Ann", "Random bot"]`` -> ``["Random bot (1)", "Ann",
+    "Random bot (3)"]`` (Jass tags are N, E, S, W).  Empty names stay as they are."""
+    seen = Counter(names)
+    return [f"{name} ({tag})" if name and seen[name] > 1 else name for name, tag in zip(names, tags)]
+
+
+def _tell_seats_apart(match: Match, seats: list[Seat]) -> None:
+    """Give same-named seats of ``match`` distinct names (:func:`tell_apart`), in place and in
+    the database, so that the table, its texts, results, replays and history tell them apart."""
+    spec = registry.get(match.game)
+    seats = sorted(seats, key=lambda s: s.index)
+    names = tell_apart([s.display_name if s.occupied else "" for s in seats],
+                       [spec.seat_tag(match.config, s.index) for s in seats])
+    for seat, name in zip(seats, names):
+        if seat.occupied and name != seat.display_name:
+            seat.display_name = name
+            if seat.pk is not None:
+                Seat.objects.filter(pk=seat.pk).update(display_name=name)
 
 
 def may_seat(bot: RegisteredBot, sitter: Sitter | None) -> bool:
@@ -99,6 +122,7 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
                                      created_by_id=sitter.user_id if sitter else None)
         for seat in seats:
             seat.match = match
+        _tell_seats_apart(match, seats)  # e.g. three "Random bot"s: (2), (3), (4)
         Seat.objects.bulk_create(seats)
     return match
 
@@ -185,8 +209,12 @@ def free_connected_bot_seats() -> int:
 
 
 def rename_seat(seat_id: int, name: str) -> None:
-    """Record a bot's self-chosen name (the first one it sends)."""
+    """Record a bot's self-chosen name (the first one it sends), told apart from the other
+    seats' names (:func:`tell_apart`) once the match runs."""
     Seat.objects.filter(pk=seat_id).update(display_name=name)
+    match = Match.objects.filter(seats__pk=seat_id).exclude(status=Match.Status.OPEN).first()
+    if match is not None:
+        _tell_seats_apart(match, list(match.seats.all()))
 
 
 def try_start(match_id: int) -> Match | None:
@@ -197,7 +225,11 @@ def try_start(match_id: int) -> Match | None:
     if not Match.objects.filter(pk=match_id, status=Match.Status.OPEN).update(
             status=Match.Status.RUNNING, started_at=timezone.now()):
         return None
-    return Match.objects.prefetch_related("seats").get(pk=match_id)
+    match = Match.objects.get(pk=match_id)
+    seats = list(match.seats.all())
+    _tell_seats_apart(match, seats)
+    match.started_seats = sorted(seats, key=lambda s: s.index)  # with the names as the table shows them
+    return match
 
 
 def finish(match_id: int, result: dict) -> None:
