@@ -267,6 +267,32 @@ def check_log(results: dict) -> dict:
     }
 
 
+def serve_main(args) -> None:
+    """Games per second against ``manage.py serve`` (a separate process, web included), as a
+    user running ./scripts/run.sh and their bots would see it."""
+    from tests.serverproc import start_arena
+
+    server = start_arena(env={"LIARS_DICE_AUTO_PLAYERS": "2", "LIARS_DICE_AUTO_DICE": "6",
+                              "LIARS_DICE_AUTO_GAMES": str(args.games), "LOG_LEVEL": "WARNING"})
+    try:
+        if args.clients == "node":
+            command = ["node", str(ROOT / "benchmarks" / "node" / "ld_bots.js"), str(server.liars_dice_port),
+                       str(args.matches), str(args.pairs)]
+        else:
+            command = [sys.executable, __file__, "--bots", "--port", str(server.liars_dice_port),
+                       "--matches", str(args.matches), "--pairs", str(args.pairs)]
+        import subprocess
+
+        bots = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    finally:
+        server.stop()
+    games = args.games * bots["matches"]
+    print(f"Liar's Dice throughput ({args.clients} bots) against manage.py serve: 2 players, 6 dice, "
+          f"{args.games} games a match, {bots['matches']} match(es) x {args.pairs} pair(s)")
+    print(f"  {games} games, {bots['requests']} move_requests answered in {bots['seconds']:.2f} s")
+    print(f"  games per second: {games / bots['seconds']:.1f}   (target >= 100 games/s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--games", type=int, default=200, help="games per match (LIARS_DICE_AUTO_GAMES)")
@@ -279,6 +305,10 @@ def main() -> None:
     parser.add_argument("--clients", choices=("python", "node"), default="python",
                         help="the bots: this script's Python bots, or benchmarks/node/ld_bots.js (Node, as "
                         "course bots and the reference's own bots are written)")
+    parser.add_argument("--server", choices=("in-process", "serve"), default="in-process",
+                        help="in-process: the arena in this process, instrumented (default); serve: the "
+                        "one-process server as the README starts it (web and arena, ./scripts/run.sh), "
+                        "timed from the bots' side only")
     parser.add_argument("--bots", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, default=-1, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -289,6 +319,9 @@ def main() -> None:
         bots_main(args.port, args.matches, args.pairs)
         return
 
+    if args.server == "serve":
+        serve_main(args)
+        return
     args.bots_cpu = -1
     if args.pin != "no":
         server_cpu, args.bots_cpu = (int(c) for c in args.pin.split(","))
