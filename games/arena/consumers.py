@@ -7,6 +7,8 @@ nothing it needs; a new connection gets the newest view at once, ``{"type": "res
 for it again.
 
 Client -> server: ``{"type": "act", "version": n, "action": ...}``, ``{"type": "resync"}``,
+``{"type": "leave"}`` / ``{"type": "back"}`` (a seated person leaves the match, or takes the
+seat back: :meth:`games.arena.runner.MatchRunner.human_leave`),
 ``{"type": "ack", "version": n}`` (every message up to view ``n`` is rendered).
 Server -> client: ``match.view`` (see :mod:`games.arena.runner`), ``match.error``,
 ``table.update`` (seats or status changed: reload the table), ``match.final`` (the finished
@@ -162,6 +164,13 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
             await self._resync()
         elif kind == "ack":
             pass  # acknowledged nothing new (a repeat): it took a token, nothing else to do
+        elif kind in ("leave", "back"):
+            if self.seat is None or self.status != Match.Status.RUNNING:
+                await self._send_other({"type": "match.error", "message": "You are watching, not playing."})
+                return
+            await self.channel_layer.group_send(CONTROL_GROUP, {
+                "type": "human.leave", "match": self.match_id, "seat": self.seat, "back": kind == "back",
+                "reply": self.channel_name})
         elif kind == "act":
             if self.seat is None or self.status != Match.Status.RUNNING:
                 await self._send_other({"type": "match.error", "message": "You are watching, not playing."})

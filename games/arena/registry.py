@@ -51,6 +51,10 @@ class GameSpec:
     - ``limit_config(config)``: raises ``ValueError`` (a message for the form) when a table with
       this normalized configuration would make a match too long to keep and replay (issue 6,
       item 8); the fields' own bounds are checked by :meth:`table_config`;
+    - ``standin``: the built-in bot that plays for a person who left or is away (Jass: partners
+      should not suffer); None plays their seat as a silent bot (each request answered at once
+      as the game's timeout rule says: in Liar's Dice a lost round, as the reference does with
+      a disconnected bot);
     - ``seat_tag(config, index)``: a seat's short tag ("2", Jass "E"), added to a name that
       more than one seat has ("Random bot (E)");
     - ``teams(config)``: for partnership games, ``[(label, seats)]`` (e.g. ``("N–S", (0, 2))``):
@@ -81,6 +85,7 @@ class GameSpec:
     seat_label: Callable[[Mapping, int], str] = field(default=lambda config, index: f"Seat {index + 1}")
     teams: Callable[[Mapping], list[tuple[str, tuple[int, ...]]]] | None = None
     seat_tag: Callable[[Mapping, int], str] = field(default=lambda config, index: str(index + 1))
+    standin: str | None = None
     describe_config: Callable[[Mapping], list[str]] | None = None
     limit_config: Callable[[Mapping], None] | None = None
 

@@ -112,12 +112,14 @@ class MatchRunner:
         state = self.state
         # A bot may name itself mid-match; same names are told apart by seat.
         names = tell_apart([ep.display_name for ep in self.endpoints], self.seat_tags)
+        # People who left or are away: their seat is played for them, and everyone sees it.
+        away = [seat for seat in self.humans if self.endpoints[seat].gone]
         # When each person must answer by (epoch seconds), so others see their countdown.
         deadlines = {str(seat): self.endpoints[seat].open_request["deadline"]
                      for seat in self.humans if self.endpoints[seat].open_request}
         msg = view_message({"type": "match.view", "version": self.version, "ts": now, "audience": "public",
                             "view": self._public_view(), "happenings": happenings, "answers": answers,
-                            "names": names, "deadlines": deadlines})
+                            "names": names, "deadlines": deadlines, "away": away})
         self.latest["public"] = msg
         await self.publish(public_group(self.match_id), msg)
         for seat in self.humans:
@@ -128,7 +130,7 @@ class MatchRunner:
                 own = [dict(a, detail=details[seat]) if a["seat"] == seat else a for a in answers]
             seat_msg = view_message({"type": "match.view", "version": self.version, "ts": now, "audience": seat,
                                      "view": view, "happenings": happenings, "answers": own, "names": names,
-                                     "deadlines": deadlines,
+                                     "deadlines": deadlines, "away": away,
                                      "request": ep.open_request if not state.is_terminal() else None})
             self.latest[seat] = seat_msg
             await self.publish(seat_group(self.match_id, seat), seat_msg)
@@ -138,6 +140,21 @@ class MatchRunner:
         return self.latest.get(audience)
 
     # --- people -----------------------------------------------------------------------------
+    async def human_leave(self, seat: int, back: bool = False) -> str | None:
+        """The person at ``seat`` leaves the match (their seat is played as
+        :class:`~games.arena.seats.HumanSeat` says) or, with ``back``, takes it back; the
+        table hears of it at once.  Returns an error text or None."""
+        ep = self.endpoints[seat] if 0 <= seat < len(self.endpoints) else None
+        if not isinstance(ep, HumanSeat):
+            return "You are not seated here."
+        if back:
+            ep.come_back()
+        else:
+            ep.leave(self.state, seat)
+        self.version += 1
+        await self._publish_views([], None)
+        return None
+
     async def human_action(self, seat: int, version: int, action) -> str | None:
         """A person's move from the browser; returns an error text, or None when accepted."""
         ep = self.endpoints[seat] if 0 <= seat < len(self.endpoints) else None

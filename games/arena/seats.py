@@ -131,7 +131,11 @@ class HumanSeat(SeatEndpoint):
     """A person in the browser.  The runner publishes :attr:`request_info` in the seat's view;
     the browser's answer comes back through the channel layer to :meth:`act`.
 
-    Deadlines and what silence means are the game's (``GameSpec.human_*``).
+    Deadlines and what silence means are the game's (``GameSpec.human_*``).  A person who
+    leaves (:meth:`leave`) or lets ``HUMAN_ABSENT_AFTER`` requests in a row run out is
+    :attr:`gone`: from then on each request is answered at once by the game's stand-in bot
+    (``GameSpec.standin``), or as silence is when the game has none, recorded as forced with
+    the reason, until they take the seat back (:meth:`come_back`, or any move).
     """
 
     kind = "human"
@@ -145,6 +149,31 @@ class HumanSeat(SeatEndpoint):
         #: letting a bid stand in Liar's Dice is a move, not an absence).
         self.silences = 0
         self.absent_after = settings.ARENA["HUMAN_ABSENT_AFTER"]
+        self.left = False  # left on purpose (rather than away)
+        self.rng = random.Random()  # the stand-in's; its moves are logged, replays need no seed
+
+    def _standin_answer(self, state: State, seat: int) -> Answer:
+        """The answer for a person who is gone: the stand-in bot's move, or silence's."""
+        why = "left the match" if self.left else "away"
+        if self.spec.standin:
+            label, policy = self.spec.builtin_bots[self.spec.standin]
+            action = policy(state.observation(seat), state.legal_actions(seat), self.rng)
+            return Answer(action, True, f"{why}: played by {label}")
+        silence = self.spec.human_timeout_answer(state, seat, 0)
+        return Answer(silence.action, silence.forced, why if silence.forced else silence.reason)
+
+    def leave(self, state: State, seat: int) -> None:
+        """The person leaves the match: the stand-in plays from now on, the open request too."""
+        self.left = self.gone = True
+        if self.request is not None and self.request.pending:
+            answer = self._standin_answer(state, seat)
+            self.request.resolve(answer.action, answer.forced, answer.reason)
+            self.request_info = None
+
+    def come_back(self) -> None:
+        """The person takes their seat back (from their next request on)."""
+        self.left = self.gone = False
+        self.silences = 0
 
     def _ran_out(self, answer: Answer) -> Answer:
         if answer.forced:
@@ -157,6 +186,9 @@ class HumanSeat(SeatEndpoint):
         if auto is not None:
             self.request, self.request_info = None, None
             return resolved(auto)
+        if self.gone:
+            self.request, self.request_info = None, None
+            return resolved(self._standin_answer(state, seat))
         kind, seconds = self.spec.human_prompt(state, seat)
         on_timeout = self.spec.human_timeout_answer(state, seat, seconds)
         self.request = TimedRequest(seconds, lambda: self._ran_out(on_timeout), key=version)

@@ -241,6 +241,12 @@ class Arena:
                 int(msg["seat"]), int(msg["version"]), msg.get("action"))
             if error and msg.get("reply"):
                 await self.layer.send(msg["reply"], {"type": "match.error", "message": error})
+        elif kind == "human.leave":
+            runner = self.runners.get(int(msg["match"]))
+            error = "This match is not running." if runner is None else await runner.human_leave(
+                int(msg["seat"]), back=bool(msg.get("back")))
+            if error and msg.get("reply"):
+                await self.layer.send(msg["reply"], {"type": "match.error", "message": error})
         elif kind == "resync":
             runner = self.runners.get(int(msg["match"]))
             latest = runner.latest_for(msg["audience"]) if runner else None
