@@ -198,7 +198,7 @@ def test_a_match_every_player_left_stops_at_once():
     assert not runner.abandoned and runner.state.is_terminal()
 
 
-def test_a_person_who_lets_requests_run_out_has_left_until_they_move():
+def test_a_person_who_lets_requests_run_out_is_away_until_they_take_the_seat_back():
     async def scenario():
         spec = registry.get("jass")
         seat = HumanSeat("ann", spec)
@@ -209,9 +209,13 @@ def test_a_person_who_lets_requests_run_out_has_left_until_they_move():
             for expected in (False, True):
                 answer = await seat.ask(state, me, 1)
                 assert answer.forced and seat.gone is expected
-            seat.ask(state, me, 2)
-            assert seat.act(state, me, 2, state.legal_actions(me)[0]) is None
-            assert not seat.gone, "moving again brings them back"
+            stand_in = await seat.ask(state, me, 2)  # away: answered at once, for them
+            assert stand_in.forced and stand_in.reason == "away: played by Rule-based bot"
+            assert seat.open_request is None
+            seat.come_back()  # "Take my seat back"
+            seat.ask(state, me, 3)
+            assert seat.act(state, me, 3, state.legal_actions(me)[0]) is None
+            assert not seat.gone
 
     asyncio.run(scenario())
 
