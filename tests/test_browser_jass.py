@@ -338,3 +338,27 @@ def play_and_watch(arena, browser, service, started):  # noqa: F811
     elapsed = time.monotonic() - started
     print(f"whole test: {elapsed:.1f} s")
     assert elapsed < 120
+
+
+def test_two_people_one_leaves_the_rule_based_bot_plays_for_her_until_she_is_back(arena, browser):  # noqa: F811
+    ann, bob = new_page(browser), new_page(browser, viewport=PHONE)
+    ann.goto(arena.url + "/tables/new/jass/")
+    ann.get_by_label("Your nickname").fill("Ann")
+    ann.get_by_label(re.compile(r"^East")).select_option("builtin:random")
+    ann.get_by_label(re.compile(r"^South")).select_option("open_human")
+    ann.get_by_label(re.compile(r"^West")).select_option("builtin:random")
+    ann.get_by_role("button", name="Create table").click()
+    bob.goto(ann.url)
+    bob.get_by_placeholder("your nickname").fill("Bob")
+    bob.get_by_role("button", name="Take this seat").click()
+    ann.locator("#leave-match").wait_for()
+    ann.on("dialog", lambda dialog: dialog.accept())
+    ann.locator("#leave-match").click()
+    expect(ann.locator("#away-banner")).to_be_visible()
+    expect(ann.locator("#leave-match")).to_be_hidden()
+    # Bob's table names Ann's seat as played for her, and the match goes on.
+    expect(bob.locator(".jass-seat[data-seat='0']")).to_contain_text("Ann (away)")
+    ann.locator("#away-banner").get_by_role("button", name="Take my seat back").click()
+    expect(ann.locator("#away-banner")).to_be_hidden()
+    expect(bob.locator(".jass-seat[data-seat='0']")).not_to_contain_text("(away)")
+    assert not ann.errors and not bob.errors

@@ -159,6 +159,7 @@ def match_page(request, match_id: int):
         "match": match, "spec": spec, "seats": seats, "sitter": sitter, "my_seat": my_seat,
         "seat_labels": labels, "seat_rows": list(zip(seats, labels)),
         "config_summary": spec.config_summary(match.config),
+        "standin_label": spec.builtin_bots[spec.standin][0] if spec.standin else "",
         "bot_port": settings.ARENA.get(f"{spec.slug.upper()}_PORT") if any(
             s.kind == Seat.Kind.PROTOCOL and not s.occupied for s in seats) else None,
         "spectators_see_all": match.omniscient and not any(s.kind == Seat.Kind.HUMAN for s in seats),

@@ -5,6 +5,7 @@
 
 const Arena = {
   games: {},
+  viewHooks: [],  // functions called with every live view message (e.g. static/arena/away.js)
 
   start(data) {
     this.data = data;
@@ -83,6 +84,8 @@ const Arena = {
   showView(msg) {
     this.lastMsg = msg;
     (msg.names || []).forEach((name, i) => { if (this.data.seats[i] && name) this.data.seats[i].name = name; });
+    this.away = msg.away || [];  // people whose seat is played for them (left, or away)
+    this.viewHooks.forEach((hook) => hook(msg));
     this.request = msg.request || null;
     if (!this.request || !this.answered || this.answered.version !== this.request.version) this.answered = null;
     this.remember(msg);
@@ -149,7 +152,8 @@ const Arena = {
       // A countdown for another seat's person, or null when they have no open request.
       othersCountdown: (seat) => (!this.replay && this.deadlines && this.deadlines[seat] !== undefined
         ? el('span', {class: 'countdown', 'data-seat': String(seat), title: 'seconds left'}) : null),
-      name: (seat) => (this.data.seats[seat] && this.data.seats[seat].name) || `Seat ${seat + 1}`,
+      name: (seat) => ((this.data.seats[seat] && this.data.seats[seat].name) || `Seat ${seat + 1}`)
+        + (!this.replay && (this.away || []).includes(seat) ? ' (away)' : ''),
     };
   },
 
