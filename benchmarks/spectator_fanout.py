@@ -67,6 +67,7 @@ class Spectator(asyncio.Protocol):
         self.chunks: list[tuple[float, bytes]] = []
         self.fragments: list[bytes] = []
         self.views: dict[int, tuple[float, float]] = {}  # version -> (ts, arrival)
+        self.acked = 0  # the newest version acknowledged
         self.transport = None
         self.closed = False
 
@@ -101,8 +102,11 @@ class Spectator(asyncio.Protocol):
                         msg = json.loads(text)
                         if msg.get("type") == "match.view":
                             self.views.setdefault(msg["version"], (msg["ts"], arrival))
-                            # Acknowledge it, as the browser does (the server's flow control).
-                            self.ws.send_text(json.dumps({"type": "ack", "version": msg["version"]}).encode())
+                            # Acknowledge every 8th view, as the browser does (static/arena/
+                            # match.js; the server sends at most 32 ahead of the last ack).
+                            if msg["version"] - self.acked >= 8:
+                                self.acked = msg["version"]
+                                self.ws.send_text(json.dumps({"type": "ack", "version": msg["version"]}).encode())
         out = self.ws.data_to_send()
         if out:
             self.transport.write(b"".join(out))

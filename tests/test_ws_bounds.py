@@ -19,7 +19,7 @@ from benchmarks.spectator_fanout import running_match
 from tests.ld_bot import LDBot, simple_move
 from tests.serverproc import start_arena, wait_until
 
-UNACKED_VIEWS = 8  # the default ARENA_WS_UNACKED_VIEWS
+UNACKED_VIEWS = 32  # the default ARENA_WS_UNACKED_VIEWS
 ACK_TIMEOUT_S = 3
 
 

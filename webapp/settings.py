@@ -200,6 +200,6 @@ ARENA = {
     # with a full window may go without acknowledging before it is closed (4009).
     "WS_MESSAGES_PER_S": env_float("ARENA_WS_MESSAGES_PER_S", 30.0),
     "WS_BURST": env_int("ARENA_WS_BURST", 60),
-    "WS_UNACKED_VIEWS": env_int("ARENA_WS_UNACKED_VIEWS", 8),
+    "WS_UNACKED_VIEWS": env_int("ARENA_WS_UNACKED_VIEWS", 32),
     "WS_ACK_TIMEOUT": env_float("ARENA_WS_ACK_TIMEOUT", 60.0),
 }

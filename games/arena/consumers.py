@@ -72,6 +72,12 @@ def sitter_from_scope(scope) -> tables.Sitter | None:
     return tables.Sitter(name="", session_key=key) if key else None
 
 
+def _is_ack(text: str | None) -> bool:
+    """Whether a browser message looks like ``{"type": "ack", ...}`` (a cheap test: it is
+    parsed and checked as any other message; this only spares it the database hop)."""
+    return text is not None and len(text) < 80 and '"ack"' in text
+
+
 class MatchConsumer(AsyncJsonWebsocketConsumer):
     """One browser tab on one match page, within the bounds of the module docstring."""
 
@@ -252,10 +258,13 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
     #: first hops to a worker thread to close stale database connections, for every message;
     #: for a view sent to 500 spectators that was 500 thread round trips (and most of the
     #: server's time: benchmarks/spectator_fanout.py), so these skip it.
+    #: The same holds for a browser's acks (every few views from every spectator), which
+    #: are answered from memory.
     NO_DATABASE = frozenset({"match.view", "match.error", "table.update"})
 
     async def dispatch(self, message):
-        if message.get("type") in self.NO_DATABASE:
+        kind = message.get("type")
+        if kind in self.NO_DATABASE or (kind == "websocket.receive" and _is_ack(message.get("text"))):
             await getattr(self, get_handler_name(message))(message)
         else:
             await super().dispatch(message)

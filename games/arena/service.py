@@ -157,15 +157,14 @@ class Arena:
         for s in sorted(seats, key=lambda s: s.index):
             if s.kind == Seat.Kind.PROTOCOL and s.registered_bot_id:
                 endpoints.append(spec.http_bot_endpoint(s.registered_bot))
-            elif s.kind == Seat.Kind.PROTOCOL:
+                endpoints[-1].display_name = names[s.index]
+            elif s.kind == Seat.Kind.PROTOCOL:  # a connected bot: its own name (it may send one yet)
                 endpoints.append(self.waiting.pop(s.pk))
             elif s.kind == Seat.Kind.HUMAN:
-                endpoints.append(HumanSeat(s.display_name, spec))
+                endpoints.append(HumanSeat(names[s.index], spec))
             else:
-                label, policy = spec.builtin_bots[s.builtin_bot]
-                endpoints.append(BuiltinSeat(label, policy, seed=match.seed + s.index, delay_s=delay))
-        for endpoint, name in zip(endpoints, names):
-            endpoint.display_name = name or endpoint.display_name
+                _, policy = spec.builtin_bots[s.builtin_bot]
+                endpoints.append(BuiltinSeat(names[s.index], policy, seed=match.seed + s.index, delay_s=delay))
         runner = MatchRunner(match.pk, spec, match.config, match.seed, endpoints, self.writer,
                              self.layer.group_send, omniscient=match.omniscient,
                              round_pause_s=settings.ARENA["ROUND_PAUSE"], server_times=self.server_times,
