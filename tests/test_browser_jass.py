@@ -25,6 +25,7 @@ from playwright.sync_api import expect
 from games.jass import rules
 from tests.browser_util import DESKTOP, PHONE, browser, new_page  # noqa: F401  (fixture)
 from tests.jass_bot_service import BotService
+from tests.serverproc import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -127,6 +128,42 @@ def test_the_table_script_draws_views_from_the_rules(browser, tmp_path):  # noqa
             assert sorted(cards_in(page.locator(f".jass-seat[data-seat='{s}'] .hand .jcard.face"))) == sorted(full["hands"][s])
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), "no sideways scrolling"
     assert checked["card"] >= 20 and checked["push"] >= 1 and checked["trump"] >= 1, checked
+    assert page.errors == [], page.errors
+
+
+def test_the_scoreboard_has_a_row_per_finished_game(browser, tmp_path):  # noqa: F811
+    """Issue 7: every finished game stays listed (trump, who declared, points, Match) while the
+    next one is played, for the player, a spectator and in the replay."""
+    harness = tmp_path / "jass.html"
+    harness.write_text(HARNESS)
+    page = new_page(browser, viewport=PHONE)
+    page.goto(harness.as_uri())
+    state = rules.new_state({"points_to_win": 100_000}, 8)
+    rng = random.Random(8)
+    while state.deal_number < 9 or state.phase != 1 or not state.trick:  # a card into game 9
+        seat = state.to_act()[0]
+        state.apply({seat: rng.choice(state.legal_actions(seat))})
+    seat = state.to_act()[0]
+    records = state.deal_records()
+    assert len(records) == 8
+    for view, my_seat, replay in ((state.observation(seat), seat, False), (state.public_observation(), None, False),
+                                  (state.full_observation(), None, True)):
+        page.evaluate(RENDER, [view, my_seat, None, replay, SEAT_NAMES])
+        board = page.get_by_test_id("scoreboard")
+        expect(board).to_be_visible()
+        # a long match shows its newest games; the button shows them all, newest last
+        assert board.locator("tbody tr").count() == 6
+        board.get_by_role("button", name="Show all 8 games").click()
+        rows = board.locator("tbody tr")
+        assert rows.evaluate_all("rs => rs.map(r => Number(r.dataset.deal))") == list(range(1, 9))
+        for row, record in zip(rows.all(), records):
+            cells = row.locator("td")
+            assert cells.nth(0).locator("[data-trump]").get_attribute("data-trump") == str(record["trump"])
+            declarer = "You" if record["declarer"] == my_seat else SEAT_NAMES[record["declarer"]]
+            assert cells.nth(1).inner_text().startswith(declarer)
+            assert [cells.nth(2 + t).inner_text().split("\n")[0] for t in (0, 1)] == [str(p) for p in record["points"]]
+        board.get_by_role("button", name="Show the last games only").click()
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), "no sideways scrolling"
     assert page.errors == [], page.errors
 
 
@@ -362,3 +399,37 @@ def test_two_people_one_leaves_the_rule_based_bot_plays_for_her_until_she_is_bac
     expect(ann.locator("#away-banner")).to_be_hidden()
     expect(bob.locator(".jass-seat[data-seat='0']")).not_to_contain_text("(away)")
     assert not ann.errors and not bob.errors
+
+
+def test_the_replay_jumps_from_trick_to_trick_and_game_to_game(arena, browser):  # noqa: F811
+    """Issue 7: in a finished Jass match's replay, "Next trick" and "Next game" land where a
+    trick or game ends (its cards still shown, the next one starting); "Previous" goes back."""
+    page = new_page(browser)
+    page.goto(arena.url + "/tables/new/jass/")
+    page.locator("#id_max_deals").fill("2")  # games in the match
+    for seat in ("North", "East", "South", "West"):
+        page.get_by_label(re.compile("^" + seat)).select_option("builtin:random")
+    page.get_by_role("button", name="Create table").click()
+    match_id = int(re.search(r"/matches/(\d+)/", page.url).group(1))
+    wait_until(lambda: get_json(f"{arena.url}/api/matches/{match_id}/")["status"] == "finished", 30, "the match ends")
+    frames = get_json(f"{arena.url}/api/matches/{match_id}/replay/")
+    total = frames["total"] - 1
+    ends = {kind: [step for step, f in enumerate(frames["frames"]) if any(h["type"] == kind for h in f["happenings"])]
+            for kind in ("trick_over", "deal_over")}
+    assert len(ends["trick_over"]) == 18 and len(ends["deal_over"]) == 2, ends
+    pos = page.locator("#replay-pos")
+    expect(pos).to_have_text(f"Step {total} of {total}", timeout=15_000)  # the page follows the match to its end
+    page.get_by_role("button", name="« First").click()
+    page.get_by_role("button", name="Next trick ›").click()
+    expect(pos).to_have_text(f"Step {ends['trick_over'][0]} of {total}")
+    expect(page.locator(".cross .jcard.face")).to_have_count(4)  # the first trick, complete
+    page.get_by_role("button", name="Next game ›").click()
+    expect(pos).to_have_text(f"Step {ends['deal_over'][0]} of {total}")
+    page.get_by_role("button", name="Next trick ›").click()
+    expect(pos).to_have_text(f"Step {ends['trick_over'][9]} of {total}")  # game 2, trick 1
+    page.get_by_role("button", name="‹ Previous game").click()
+    expect(pos).to_have_text(f"Step {ends['deal_over'][0]} of {total}")
+    page.get_by_role("button", name="‹ Previous trick").click()
+    expect(pos).to_have_text(f"Step {ends['trick_over'][7]} of {total}")
+    assert page.get_by_role("button", name=re.compile("round")).count() == 0
+    assert page.errors == [], page.errors

@@ -19,6 +19,7 @@ from playwright.sync_api import expect
 
 from tests.browser_util import PHONE, browser, new_page  # noqa: F401  (fixture)
 from tests.ld_bot import LDBot
+from tests.serverproc import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -274,3 +275,111 @@ def test_the_lobby_updates_by_itself_and_keeps_what_a_visitor_types(arena, brows
     expect(section).to_contain_text("Bea")
     assert lobby.get_by_placeholder("how others see you").input_value() == "half-typed"
     assert not lobby.errors and not other.errors
+
+
+def test_the_replay_has_a_slider_and_jumps_to_the_start_of_a_round(arena, browser):  # noqa: F811
+    """Issue 7: a finished match's replay moves to any step with a slider (mouse or keys) and
+    jumps from round to round, not only one step at a time."""
+    page = new_page(browser)
+    page.goto(arena.url + "/tables/new/liars_dice/")
+    page.get_by_label("Players").fill("3")
+    page.get_by_label("Dice per player").fill("3")
+    for seat in (1, 2, 3):
+        page.get_by_label(f"Seat {seat}").select_option("builtin:random")
+    page.get_by_role("button", name="Create table").click()
+    match_id = int(re.search(r"/matches/(\d+)/", page.url).group(1))
+    wait_until(lambda: get_json(f"{arena.url}/api/matches/{match_id}/")["status"] == "finished", 20, "the match ends")
+    frames = get_json(f"{arena.url}/api/matches/{match_id}/replay/")
+    total = frames["total"] - 1
+    # Where a round starts: the step whose happenings end the round before (it shows both).
+    starts = [step for step, f in enumerate(frames["frames"])
+              if any(h["type"] == "round_over" for h in f["happenings"]) and not f["view"]["terminal"]]
+    assert len(starts) >= 2, starts
+    pos = page.locator("#replay-pos")
+    expect(pos).to_have_text(f"Step {total} of {total}", timeout=15_000)  # the page follows the match to its end
+
+    slider = page.get_by_role("slider", name="Replay step")
+    slider.fill("5")
+    expect(pos).to_have_text(f"Step 5 of {total}")
+    slider.press("ArrowLeft")
+    expect(pos).to_have_text(f"Step 4 of {total}")
+    slider.press("End")
+    expect(pos).to_have_text(f"Step {total} of {total}")
+    expect(page.get_by_role("button", name="Next round ›")).to_be_disabled()
+
+    page.get_by_role("button", name="« First").click()
+    expect(slider).to_have_value("0")
+    for number, step in enumerate(starts[:2], start=2):
+        page.get_by_role("button", name="Next round ›").click()
+        expect(pos).to_have_text(f"Step {step} of {total}")
+        expect(page.locator("#board")).to_contain_text(f"Round {number}")
+        expect(slider).to_have_value(str(step))
+    # Back: to the start of this round, then of the one before.
+    page.get_by_role("button", name="Next ›").click()
+    page.get_by_role("button", name="‹ Previous round").click()
+    expect(pos).to_have_text(f"Step {starts[1]} of {total}")
+    page.get_by_role("button", name="‹ Previous round").click()
+    expect(pos).to_have_text(f"Step {starts[0]} of {total}")
+    # Liar's Dice has no tricks or games to jump to in a one-game match.
+    assert page.get_by_role("button", name=re.compile("trick")).count() == 0
+    assert page.errors == [], page.errors
+
+
+#: Lets a test say the tab is hidden (document.hidden and a visibilitychange event, as when the
+#: person switches to another tab) and counts the tones the page starts.
+HIDDEN_TAB_PROBE = """
+window.__hidden = false;
+Object.defineProperty(Document.prototype, 'hidden', {configurable: true, get() { return window.__hidden; }});
+Object.defineProperty(Document.prototype, 'visibilityState', {configurable: true,
+  get() { return window.__hidden ? 'hidden' : 'visible'; }});
+window.__setHidden = (hidden) => { window.__hidden = hidden; document.dispatchEvent(new Event('visibilitychange')); };
+window.__tones = 0;
+const realStart = OscillatorNode.prototype.start;
+OscillatorNode.prototype.start = function (...args) { window.__tones += 1; return realStart.apply(this, args); };
+"""
+
+
+def test_your_turn_shows_in_the_title_and_beeps_while_the_tab_is_hidden(arena, browser):  # noqa: F811
+    """Issue 7: a person in another tab learns it is their turn from the tab title and a short
+    sound, which they can switch off (remembered); nothing while they look at the page."""
+    page = new_page(browser, init_script=HIDDEN_TAB_PROBE)
+    page.goto(arena.url + "/tables/new/liars_dice/")
+    page.get_by_label("Your nickname").fill("Ann")
+    page.get_by_label("Players").fill("2")
+    page.get_by_label("Seat 1").select_option("me")
+    page.get_by_label("Seat 2").select_option("builtin:random")
+    page.get_by_role("button", name="Create table").click()
+    title = page.title()
+    your_turn = re.compile("^● Your turn – " + re.escape(title) + "$")
+    turn = page.locator("#actions .controls[data-kind=turn]")
+
+    def move():
+        """Challenge the bid on the table, or open the round; the bot answers at once."""
+        turn.wait_for()
+        challenge = turn.locator("button.challenge")
+        (challenge if challenge.count() else turn.locator("button.bid")).click()
+
+    turn.wait_for()
+    assert page.title() == title and page.evaluate("window.__tones") == 0, "nothing while the page is seen"
+    page.evaluate("window.__setHidden(true)")
+    expect(page).to_have_title(your_turn)
+    move()
+    expect(page).to_have_title(title)  # answered
+    expect(page).to_have_title(your_turn, timeout=10_000)  # the next request, in the background
+    page.wait_for_function("window.__tones > 0")
+    page.evaluate("window.__setHidden(false)")
+    expect(page).to_have_title(title)
+
+    # Sound off: the title still tells, no tone; the choice is remembered.
+    sound = page.locator("#sound-toggle")
+    expect(sound).to_have_text("Sound on")
+    sound.click()
+    expect(sound).to_have_text("Sound off")
+    tones = page.evaluate("window.__tones")
+    page.evaluate("window.__setHidden(true)")
+    move()
+    expect(page).to_have_title(your_turn, timeout=10_000)
+    assert page.evaluate("window.__tones") == tones
+    page.reload()
+    expect(page.locator("#sound-toggle")).to_have_text("Sound off")
+    assert page.errors == [], page.errors

@@ -234,6 +234,40 @@ def test_max_deals_ends_after_that_many_deals():
     assert len(state.deal_records()) == 2
 
 
+def test_scoreboard_lists_every_finished_game_in_every_view():
+    """Issue 7: the observations carry a scoreboard of the match's finished games (trump, who
+    declared, points per team, Match), the same for players, spectators and replays."""
+    state = rules.new_state({"points_to_win": 1500}, 21)
+    rng = random.Random(3)
+    seen = 0
+    while not state.is_terminal():
+        seat = state.to_act()[0]
+        games = state.observation(seat)["games"]
+        assert len(games) == state.deal_number - 1  # only finished games, never the one in play
+        seen = max(seen, len(games))
+        state.apply({seat: rng.choice(state.legal_actions(seat))})
+    records = state.deal_records()
+    assert len(records) >= 5 and seen == len(records) - 1
+    # the match ended during the last game: it is listed too, marked as cut short
+    assert records[-1]["complete"] is False
+    for view in (state.public_observation(), state.full_observation(), state.revealed_observation(),
+                 state.observation(0)):
+        games = view["games"]
+        assert [g["deal"] for g in games] == list(range(1, len(records) + 1))
+        for g, r in zip(games, records):
+            assert (g["trump"], g["declarer"], g["forehand"], g["points"], g["match"], g["complete"]) == (
+                r["trump"], r["declarer"], r["forehand"], r["points"], r["match"], r["complete"])
+            assert "hands" not in g and "tricks" not in g  # a summary, not the whole deal
+    assert [sum(g["points"][t] for g in state.public_observation()["games"]) for t in (0, 1)] == state.match_points
+
+
+def test_scoreboard_shows_a_match_with_its_bonus():
+    state, _ = all_tricks_to_north()
+    (game,) = state.public_observation()["games"]
+    assert game == {"deal": 1, "dealer": 1, "declarer": 0, "forehand": 1, "trump": rules.HEARTS,
+                    "points": [257, 0], "match": 0, "complete": True}
+
+
 def test_config_is_checked():
     assert rules.normalize_config(None) == {"points_to_win": 1000, "match_bonus": True, "max_deals": 0,
                                             "hslu_undertrump": False}
@@ -291,8 +325,8 @@ def test_observation_shape():
     obs = state.observation(state.to_act()[0])
     for key in ("deal_number", "dealer", "forehand_player", "forehand", "trump", "declarer", "phase",
                 "current_player", "to_act", "tricks", "hand_sizes", "deal_points", "match_points",
-                "points_to_win", "match_bonus", "max_deals", "last_deal", "terminal", "winner_team",
-                "seat", "hand"):
+                "points_to_win", "match_bonus", "max_deals", "last_deal", "games", "terminal",
+                "winner_team", "seat", "hand"):
         assert key in obs
     assert obs["phase"] == "trump" and obs["hand_sizes"] == [9, 9, 9, 9] and len(obs["hand"]) == 9
     assert "hand" not in state.public_observation() and "hands" not in state.public_observation()

@@ -259,6 +259,10 @@ _TRUMP_PHASE, _PLAY_PHASE, _OVER = 0, 1, 2
 _PHASE_NAMES = ("trump", "play", "over")
 
 
+# What the scoreboard shows of each finished game (issue 7): public once the game is over.
+_SCOREBOARD_KEYS = ("deal", "dealer", "declarer", "forehand", "trump", "points", "match", "complete")
+
+
 class JassState(State):
     """One Schieber match.  Build with :func:`new_state` or :func:`new_state_from_deal`.
 
@@ -555,6 +559,7 @@ class JassState(State):
             "max_deals": self.max_deals,
             "hslu_undertrump": self.hslu_undertrump,
             "last_deal": dict(self.last_deal) if self.last_deal else None,
+            "games": [{k: r[k] for k in _SCOREBOARD_KEYS} for r in self.records],
             "terminal": self.phase == _OVER,
             "winner_team": self.winner_team,
         }
@@ -565,7 +570,10 @@ class JassState(State):
         Shape: ``deal_number, dealer, forehand_player, forehand (-1/1/0), trump (-1..5),
         declarer, phase ("trump"/"play"/"over"), current_player (-1 when over), to_act,
         tricks (wire form), hand_sizes, deal_points [N-S, E-W], match_points, points_to_win,
-        match_bonus, max_deals, last_deal, terminal, winner_team``.
+        match_bonus, max_deals, last_deal, games, terminal, winner_team``.  ``games`` is the
+        scoreboard: one entry per finished game, oldest first, ``deal, dealer, declarer,
+        forehand (1 declared / 0 pushed), trump, points [N-S, E-W] incl. Match bonus, match
+        (team or None), complete`` (False for a game cut short by the end of the match).
         """
         obs = self._common()
         obs["seat"] = seat

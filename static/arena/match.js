@@ -1,7 +1,19 @@
 // The match page client, the same for every game: the WebSocket with versioned views and
-// resync, the countdown, and the step-through replay of a finished match.  The game's own
-// script registers `Arena.games[slug] = {render(view, ctx)}` to draw the table.
+// resync, the countdown, "your turn" in the tab title and a beep while the tab is in the
+// background, and the replay of a finished match (steps, a slider, jumps to the next round,
+// game or trick).  The game's own script registers `Arena.games[slug] = {render(view, ctx)}`
+// to draw the table.
 'use strict';
+
+// Replay frames per request (the API's most, games/arena/replay.py MAX_FRAMES).
+const REPLAY_PAGE = 500;
+// Requests that silence answers (the Liar's Dice challenge window: the bid stands), so not
+// announced as "your turn".
+const OPTIONAL_REQUESTS = ['challenge_window'];
+// localStorage key: "off" when the person switched the "your turn" sound off.
+const SOUND_KEY = 'arena.turnSound';
+// Happenings that end a round, a game (a Jass deal) or a trick: where the replay can jump to.
+const REPLAY_MARKS = {round_over: 'round', deal_over: 'game', trick_over: 'trick'};
 
 const Arena = {
   games: {},
@@ -19,6 +31,7 @@ const Arena = {
     this.answered = null;  // {version, action}: sent, waiting for the next view
     this.forced = {};      // "game/round" -> forced answers that ended that round
     this.retry = 500;
+    this.setupTurnNotice();
     if (data.status === 'finished' || data.status === 'aborted') {
       this.startReplay();
     }
@@ -106,6 +119,7 @@ const Arena = {
     this.request = msg.request || null;
     if (!this.request || !this.answered || this.answered.version !== this.request.version) this.answered = null;
     this.remember(msg);
+    this.noticeTurn();
     if (this.request && msg.ts) {
       // Server clock to local clock: what was left when the server sent it.
       const left = this.request.deadline - msg.ts;
@@ -127,9 +141,76 @@ const Arena = {
 
   rerender() {
     const msg = this.lastMsg;
+    this.showTurnInTitle();
     if (!msg || this.replay) return;
     this.game().render(msg.view, this.context(msg));
     this.tick();
+  },
+
+  // --- "your turn" while the tab is in the background (issue 7) -----------------------------
+  setupTurnNotice() {
+    this.title = document.title;
+    this.noticed = null;  // the version of the last request announced
+    document.addEventListener('visibilitychange', () => this.showTurnInTitle());
+    const toggle = document.getElementById('sound-toggle');
+    if (toggle) {
+      const show = () => {
+        const on = localStorage.getItem(SOUND_KEY) !== 'off';
+        toggle.textContent = on ? 'Sound on' : 'Sound off';
+        toggle.setAttribute('aria-pressed', String(on));
+      };
+      toggle.addEventListener('click', () => {
+        localStorage.setItem(SOUND_KEY, localStorage.getItem(SOUND_KEY) === 'off' ? 'on' : 'off');
+        show();
+      });
+      show();
+    }
+    // Browsers let a page play sound only after the person touched it: get the audio ready
+    // on the first touch, so that a later beep in the background is heard.
+    const unlock = () => {
+      if (!window.AudioContext) return;
+      this.audio = this.audio || new AudioContext();
+      this.audio.resume().catch(() => {});
+    };
+    document.addEventListener('pointerdown', unlock, {once: true});
+    document.addEventListener('keydown', unlock, {once: true});
+  },
+
+  // An open request the person has to answer (not one that silence answers, like a
+  // challenge window), not answered yet.
+  myTurn() {
+    return !!(this.request && !this.answered && !OPTIONAL_REQUESTS.includes(this.request.kind));
+  },
+
+  // A new request while the tab is hidden: a beep, unless the person switched sound off.
+  noticeTurn() {
+    if (!this.myTurn() || this.noticed === this.request.version) return;
+    this.noticed = this.request.version;
+    if (document.hidden && localStorage.getItem(SOUND_KEY) !== 'off') this.beep();
+  },
+
+  showTurnInTitle() {
+    document.title = document.hidden && this.myTurn() ? `● Your turn – ${this.title}` : this.title;
+  },
+
+  // Two short tones from an oscillator (no audio file to load).
+  beep() {
+    if (!window.AudioContext) return;
+    this.audio = this.audio || new AudioContext();
+    const audio = this.audio;
+    audio.resume().catch(() => {});
+    [[660, 0], [880, 0.15]].forEach(([hz, at]) => {
+      const tone = audio.createOscillator();
+      const gain = audio.createGain();
+      tone.frequency.value = hz;
+      const t = audio.currentTime + at;
+      gain.gain.setValueAtTime(0.0001, t);
+      gain.gain.exponentialRampToValueAtTime(0.2, t + 0.02);
+      gain.gain.exponentialRampToValueAtTime(0.0001, t + 0.12);
+      tone.connect(gain).connect(audio.destination);
+      tone.start(t);
+      tone.stop(t + 0.13);
+    });
   },
 
   // Forced answers (timeouts, malformed replies) end a round; keep them with that round so
@@ -204,15 +285,19 @@ const Arena = {
 
   // --- replay -------------------------------------------------------------------------------
   async startReplay() {
-    this.replay = {frames: [], pos: 0, total: null, timer: null};
+    this.replay = {frames: [], pos: 0, total: null, timer: null, wanted: 0};
     const bar = document.getElementById('replay');
     bar.hidden = false;
     bar.addEventListener('click', (e) => {
       const button = e.target.closest('button');
-      if (button) this.replayStep(button.dataset.step);
+      if (!button) return;
+      if (button.dataset.jump) this.replayJump(button.dataset.jump, Number(button.dataset.dir));
+      else this.replayStep(button.dataset.step);
     });
+    const slider = document.getElementById('replay-slider');
+    slider.addEventListener('input', () => { this.stopPlaying(); this.replayShow(Number(slider.value)); });
     document.addEventListener('keydown', (e) => {
-      if (e.target.closest && e.target.closest('input, select, textarea')) return;
+      if (e.target.closest && e.target.closest('input, select, textarea')) return;  // the slider has its own keys
       const what = {ArrowRight: 'next', ArrowLeft: 'prev', Home: 'first', End: 'last'}[e.key];
       if (what) { e.preventDefault(); this.replayStep(what); }
     });
@@ -226,26 +311,50 @@ const Arena = {
 
   async loadFrames(start) {
     const r = this.replay;
-    const resp = await fetch(`/api/matches/${this.data.match}/replay/?start=${start}&count=500`);
+    const resp = await fetch(`/api/matches/${this.data.match}/replay/?start=${start}&count=${REPLAY_PAGE}`);
     if (!resp.ok) return;
     const body = await resp.json();
-    body.frames.forEach((f, i) => { r.frames[start + i] = f; this.remember(f); });
+    body.frames.forEach((f, i) => {
+      r.frames[start + i] = f;
+      this.remember(f);
+      this.replayMarks(f).forEach((kind) => this.showJumps(kind));
+    });
     if (body.total !== null) r.total = body.total;
+  },
+
+  // The kinds of start a replay frame is ("round", "game", "trick"): the frame whose happenings
+  // end a round, game or trick shows the next one starting (and the one just over).  A game
+  // script may say it otherwise with `marks(frame)`.
+  replayMarks(frame) {
+    const game = this.game();
+    if (game && game.marks) return game.marks(frame) || [];
+    return [...new Set((frame.happenings || []).map((h) => REPLAY_MARKS[h.type]).filter(Boolean))];
+  },
+
+  // The jump buttons of a kind appear once the replay has such a start.
+  showJumps(kind) {
+    document.querySelectorAll(`#replay [data-jump="${kind}"]`).forEach((b) => { b.hidden = false; });
   },
 
   async replayShow(pos) {
     const r = this.replay;
     const last = r.total !== null ? r.total - 1 : r.frames.length;
     pos = Math.max(0, Math.min(pos, last));
-    if (!r.frames[pos]) await this.loadFrames(Math.floor(pos / 500) * 500);
-    if (!r.frames[pos]) return;
+    r.wanted = pos;
+    if (!r.frames[pos]) await this.loadFrames(Math.floor(pos / REPLAY_PAGE) * REPLAY_PAGE);
+    // A newer choice (the slider keeps moving while a page loads) wins over this one.
+    if (!r.frames[pos] || r.wanted !== pos) return;
     r.pos = pos;
     const frame = r.frames[pos];
-    document.getElementById('replay-pos').textContent =
-      `Step ${pos} of ${r.total !== null ? r.total - 1 : '…'}`;
+    const total = r.total !== null ? r.total - 1 : null;
+    document.getElementById('replay-pos').textContent = `Step ${pos} of ${total !== null ? total : '…'}`;
+    const slider = document.getElementById('replay-slider');
+    slider.max = String(total !== null ? total : r.frames.length - 1);
+    slider.value = String(pos);
+    slider.setAttribute('aria-valuetext', `Step ${pos}`);
     const bar = document.getElementById('replay');
-    bar.querySelectorAll('[data-step=first], [data-step=prev]').forEach((b) => { b.disabled = pos === 0; });
-    bar.querySelectorAll('[data-step=next], [data-step=last]').forEach((b) => { b.disabled = r.total !== null && pos >= r.total - 1; });
+    bar.querySelectorAll('[data-step=first], [data-step=prev], [data-dir="-1"]').forEach((b) => { b.disabled = pos === 0; });
+    bar.querySelectorAll('[data-step=next], [data-step=last], [data-dir="1"]').forEach((b) => { b.disabled = total !== null && pos >= total; });
     this.request = null;
     this.deadline = null;
     this.game().render(frame.view, {...this.context({happenings: frame.happenings, answers: frame.answers}),
@@ -253,22 +362,45 @@ const Arena = {
                                     previous: pos > 0 ? (r.frames[pos - 1] || null) : null});
   },
 
+  // To the next (dir 1) or previous (dir -1) start of a `kind` ("round", "game", "trick"),
+  // loading pages on the way; the first or last step when there is none.  Backwards it goes
+  // to the start of the current one first, as a media player's "previous" does.
+  async replayJump(kind, dir) {
+    const r = this.replay;
+    this.stopPlaying();
+    for (let pos = r.pos + dir; pos >= 0 && (r.total === null || pos < r.total); pos += dir) {
+      if (!r.frames[pos]) {
+        await this.loadFrames(Math.floor(pos / REPLAY_PAGE) * REPLAY_PAGE);
+        if (!r.frames[pos]) break;  // past the end of an unfinished log
+      }
+      if (this.replayMarks(r.frames[pos]).includes(kind)) { this.replayShow(pos); return; }
+    }
+    this.replayStep(dir < 0 ? 'first' : 'last');
+  },
+
+  // Stop "Play" (any other way of moving does).
+  stopPlaying() {
+    const r = this.replay;
+    if (!r.timer) return;
+    clearInterval(r.timer);
+    r.timer = null;
+    document.querySelector('#replay [data-step=play]').textContent = 'Play';
+  },
+
   replayStep(what) {
     const r = this.replay;
-    const playButton = document.querySelector('#replay [data-step=play]');
-    const stop = () => { clearInterval(r.timer); r.timer = null; playButton.textContent = 'Play'; };
     if (what === 'play') {
-      if (r.timer) { stop(); return; }
+      if (r.timer) { this.stopPlaying(); return; }
       if (r.total !== null && r.pos >= r.total - 1) this.replayShow(0);
-      playButton.textContent = 'Pause';
+      document.querySelector('#replay [data-step=play]').textContent = 'Pause';
       r.timer = setInterval(() => {
-        if (r.total !== null && r.pos >= r.total - 1) { stop(); return; }
+        if (r.total !== null && r.pos >= r.total - 1) { this.stopPlaying(); return; }
         this.replayShow(r.pos + 1);
       }, 900);
       return;
     }
-    if (r.timer) stop();
-    const to = {first: 0, prev: r.pos - 1, next: r.pos + 1, last: r.total !== null ? r.total - 1 : r.pos + 500}[what];
+    this.stopPlaying();
+    const to = {first: 0, prev: r.pos - 1, next: r.pos + 1, last: r.total !== null ? r.total - 1 : r.pos + REPLAY_PAGE}[what];
     this.replayShow(to);
   },
 };

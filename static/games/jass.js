@@ -1,7 +1,8 @@
 // Jass (Schieber) table: the four seats around the table (your seat at the bottom when you
 // play, else North at the top), the trick in the middle (and the trick just won, until the
 // next card is led), the points of this game and the running total per team against the
-// target, trump and who declared it, the dealer, whose turn it is with the countdown, forced
+// target, a scoreboard of every finished game (trump, who declared, points, Match), trump
+// and who declared it, the dealer, whose turn it is with the countdown, forced
 // moves with their reason, and, at the bottom of the screen, your hand: sorted by suit and
 // rank, only the legal cards clickable (follow suit, trump any time, no under-trumping unless
 // you hold only trumps, the Buur is never forced), plus the trump choice when it is yours.
@@ -176,7 +177,7 @@
   }
 
   // --- memory across views (live only): forced moves of the current game --------------------
-  const memory = {forced: [], seen: new WeakSet(), showLast: false, showAll: false};
+  const memory = {forced: [], seen: new WeakSet(), showLast: false, showAll: false, showAllGames: false};
 
   function remember(view, ctx) {
     if (memory.seen.has(view)) return;
@@ -377,6 +378,44 @@
       lastBox, all);
   }
 
+  // The scoreboard: one row per finished game of the match (view.games, oldest first), so a
+  // game's result stays on screen after the next card.  A long match shows its newest games
+  // and a button for the earlier ones.
+  const SCOREBOARD_ROWS = 6;
+
+  function renderScoreboard(view, ctx) {
+    const games = view.games || [];
+    if (!games.length) return null;
+    const hidden = memory.showAllGames ? 0 : Math.max(0, games.length - SCOREBOARD_ROWS);
+    // Short team columns; the partners' names go in a line under the table.
+    const teamHead = (team) => el('th', {scope: 'col', class: 'num team' + (team === myTeam(ctx) ? ' mine' : ''),
+      title: teamNames(ctx, team)}, TEAM_LABEL[team]);
+    const members = [0, 1].map((team) => el('span', {class: 'members' + (team === myTeam(ctx) ? ' mine' : '')},
+      el('b', {}, TEAM_LABEL[team]), ' ', el('span', {class: 'name'}, teamNames(ctx, team))));
+    const pointsCell = (g, team) => {
+      const won = g.points[team] > g.points[1 - team];
+      return el('td', {class: 'num' + (won ? ' won' : ''), 'data-team': team}, String(g.points[team]),
+        g.match === team ? el('span', {class: 'match-tag', title: 'took all nine tricks'}, 'Match') : null);
+    };
+    const rows = games.slice(hidden).map((g) => el('tr', {'data-deal': g.deal, class: g.complete ? '' : 'cut'},
+      el('th', {scope: 'row', class: 'num'}, String(g.deal)),
+      el('td', {}, trumpText(g.trump)),
+      el('td', {class: 'by name'}, who(ctx, g.declarer), g.forehand === 0 ? el('span', {class: 'pushed'}, ' (pushed)') : null,
+        g.complete ? null : el('span', {class: 'pushed'}, ' · match ended')),
+      pointsCell(g, 0), pointsCell(g, 1)));
+    const toggle = games.length > SCOREBOARD_ROWS ? el('button', {class: 'small secondary', 'aria-pressed': memory.showAllGames ? 'true' : 'false',
+      onclick: () => { memory.showAllGames = !memory.showAllGames; redraw(); }},
+      memory.showAllGames ? 'Show the last games only' : `Show all ${games.length} games`) : null;
+    return el('div', {class: 'panel scoreboard', 'data-testid': 'scoreboard'},
+      el('h4', {}, 'Games'),
+      el('table', {class: 'scoreboard-table'},
+        el('thead', {}, el('tr', {}, el('th', {scope: 'col', class: 'num'}, '#'), el('th', {scope: 'col'}, 'Trump'),
+          el('th', {scope: 'col'}, 'by'), teamHead(0), teamHead(1))),
+        el('tbody', {}, rows)),
+      el('p', {class: 'teams'}, members[0], ' · ', members[1]),
+      toggle);
+  }
+
   function renderDealOver(view, ctx) {
     const d = view.last_deal;
     if (!d) return null;
@@ -508,7 +547,7 @@
       renderStatus(view, ctx),
       el('div', {class: 'jass-info'}, renderFacts(view, ctx), renderScores(view, ctx)),
       renderTable(view, ctx),
-      el('div', {class: 'jass-side'}, renderStepMoves(view, ctx), renderDealOver(view, ctx), renderForced(view, ctx),
+      el('div', {class: 'jass-side'}, renderScoreboard(view, ctx), renderStepMoves(view, ctx), renderDealOver(view, ctx), renderForced(view, ctx),
         renderTricksPanel(view, ctx))));
     renderDock(view, ctx);
     settleScroll(view, ctx);
