@@ -166,13 +166,19 @@ async def bot_test(request, bot_id: int):
     return back
 
 
+def _bot_or_404(bot_id: int) -> RegisteredBot:
+    """The registered bot ``bot_id``; raises ``Http404`` when there is none."""
+    bot = RegisteredBot.objects.filter(pk=bot_id).first()
+    if bot is None:
+        raise Http404("no such bot")
+    return bot
+
+
 @login_required
 @require_POST
 def bot_share(request, bot_id: int):
     """The owner decides whether others may seat the bot (the ``shared`` check box)."""
-    bot = RegisteredBot.objects.filter(pk=bot_id).first()
-    if bot is None:
-        raise Http404("no such bot")
+    bot = _bot_or_404(bot_id)
     if bot.owner_id != request.user.pk:
         return HttpResponseForbidden("Only the bot's owner can decide who may seat it.")
     bot.shared = request.POST.get("shared") == "on"
@@ -184,9 +190,7 @@ def bot_share(request, bot_id: int):
 @require_POST
 def bot_delete(request, bot_id: int):
     """Owners remove their bots (seats already played keep the name)."""
-    bot = RegisteredBot.objects.filter(pk=bot_id).first()
-    if bot is None:
-        raise Http404("no such bot")
+    bot = _bot_or_404(bot_id)
     if bot.owner_id != request.user.pk and not request.user.is_staff:
         return HttpResponseForbidden("Only the bot's owner can remove it.")
     bot.delete()
