@@ -157,11 +157,35 @@ ARENA = {
     "LIARS_DICE_AUTO_DICE": env_int("LIARS_DICE_AUTO_DICE", 6),
     "LIARS_DICE_AUTO_GAMES": env_int("LIARS_DICE_AUTO_GAMES", 1),
     "LIARS_DICE_BOT_DEADLINE": env_float("LIARS_DICE_BOT_DEADLINE", 3.0),
+    # Blokus (Software-Challenge): the XML stream listener (specs/blokus-xml.*), bots and the
+    # contest's admin clients on one port.  The admin password guards prepare/observe/pause/
+    # step/cancel: set your own on any reachable server ("" switches admin access off).
+    "BLOKUS_HOST": os.environ.get("BLOKUS_HOST", os.environ.get("ARENA_HOST", "127.0.0.1")),
+    "BLOKUS_PORT": env_int("BLOKUS_PORT", 13050),
+    "BLOKUS_ADMIN_PASSWORD": os.environ.get("BLOKUS_ADMIN_PASSWORD", "examplepassword"),
+    # Seconds per move for slots that can time out (prepared slots unless canTimeout="false"):
+    # a move after the soft limit loses (SOFT_TIMEOUT), none by the hard limit loses
+    # (HARD_TIMEOUT), as on the official server.  Slots that "cannot time out" (plain joins,
+    # canTimeout="false") still lose after BLOKUS_NO_TIMEOUT_HARD, so a silent bot cannot hold
+    # a table for ever.
+    "BLOKUS_SOFT_TIMEOUT": env_float("BLOKUS_SOFT_TIMEOUT", 2.0),
+    "BLOKUS_HARD_TIMEOUT": env_float("BLOKUS_HARD_TIMEOUT", 10.0),
+    "BLOKUS_NO_TIMEOUT_HARD": env_float("BLOKUS_NO_TIMEOUT_HARD", 60.0),
+    # Bounds of the inbound XML stream, per connection: bytes, element depth (counting
+    # <protocol>) and elements of one message; messages per second on average and at once (a
+    # token bucket; past it the server stops reading from the connection for a while).
+    "BLOKUS_MAX_MESSAGE_BYTES": env_int("BLOKUS_MAX_MESSAGE_BYTES", 64 * 1024),
+    "BLOKUS_MAX_DEPTH": env_int("BLOKUS_MAX_DEPTH", 12),
+    "BLOKUS_MAX_ELEMENTS": env_int("BLOKUS_MAX_ELEMENTS", 256),
+    "BLOKUS_MESSAGES_PER_S": env_float("BLOKUS_MESSAGES_PER_S", 100.0),
+    "BLOKUS_MESSAGES_BURST": env_int("BLOKUS_MESSAGES_BURST", 200),
     # Pause between the end of a round and the next move_request when a person is seated, so
     # they can read the revealed dice (seconds; bots-only tables never wait).
     "ROUND_PAUSE": env_float("ARENA_ROUND_PAUSE", 2.5),
     # Built-in bots wait this long before answering when a person is seated (seconds).
     "BUILTIN_DELAY": env_float("ARENA_BUILTIN_DELAY", 0.8),
+    # Blokus: how long a person has to place a piece or skip (seconds).
+    "BLOKUS_HUMAN_DEADLINE": env_float("BLOKUS_HUMAN_DEADLINE", 90.0),
     # Jass: how long a bot service may take to answer one request (seconds).
     "JASS_BOT_DEADLINE": env_float("JASS_BOT_DEADLINE", 10.0),
     # May HTTP bots live on loopback or private addresses?  Yes for local use; switch it off

@@ -14,15 +14,23 @@ from games.arena.seats import Answer
 
 @dataclass(frozen=True)
 class ConfigField:
-    """One setting on the create-table form: a whole number from ``minimum`` to ``maximum``,
-    or with ``kind="bool"`` an on/off box (sent to the rules as True/False)."""
+    """One setting on the create-table form: a whole number from ``minimum`` to ``maximum``;
+    with ``kind="bool"`` an on/off box (sent to the rules as True/False); with
+    ``kind="choice"`` one of ``choices`` (``(value, label)`` pairs; ``default`` is a value,
+    ``minimum``/``maximum`` are unused)."""
 
     key: str
     label: str
     minimum: int
     maximum: int
-    default: int
+    default: Any
     kind: str = "int"
+    choices: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def widest(self) -> Any:
+        """The value that gives the most seats (the form shows that many seat choices)."""
+        return self.maximum if self.kind == "int" else self.default
 
 
 @dataclass(frozen=True)
@@ -102,6 +110,8 @@ class GameSpec:
             value = config.get(f.key)
             if f.kind == "int" and isinstance(value, int) and not f.minimum <= value <= f.maximum:
                 raise ValueError(f"{f.label} must be from {f.minimum} to {f.maximum}.")
+            if f.kind == "choice" and value not in dict(f.choices):
+                raise ValueError(f"{f.label}: choose one of {', '.join(label for _, label in f.choices)}.")
         if self.limit_config is not None:
             self.limit_config(config)
         return config
@@ -110,8 +120,13 @@ class GameSpec:
         """``describe_config(config)``, or each field's label and value ("on"/"off" for switches)."""
         if self.describe_config is not None:
             return self.describe_config(config)
-        return [f"{f.label}: {('on' if config[f.key] else 'off') if f.kind == 'bool' else config[f.key]}"
-                for f in self.config_fields if f.key in config]
+        def shown(f: ConfigField) -> str:
+            value = config[f.key]
+            if f.kind == "bool":
+                return "on" if value else "off"
+            return dict(f.choices).get(value, str(value)) if f.kind == "choice" else str(value)
+
+        return [f"{f.label}: {shown(f)}" for f in self.config_fields if f.key in config]
 
 
 GAMES: dict[str, GameSpec] = {}
@@ -139,3 +154,4 @@ def _load() -> None:
     if not GAMES:
         import games.liars_dice.game  # noqa: F401  (each registers itself, in lobby order)
         import games.jass.game  # noqa: F401
+        # import games.blokus.game  (added once rules, bots and codec land)

@@ -63,6 +63,12 @@ class MatchRunner:
     bounds on a match's length).  When every seat that is not a built-in bot has left
     (``endpoint.gone``: a bot hung up, a person let their requests run out), the match stops
     after the step in hand and :attr:`abandoned` is True (issue 6, item 9).
+
+    :attr:`watchers` (server-side observers such as a protocol's admin clients) get every
+    state: ``watcher.watch(state, happenings, answers)`` at the start and after every step,
+    with the step's answers including their ``detail`` (a watcher is server code and decides
+    what it passes on).  :meth:`pause` holds the match before its next request (the state is
+    published first); :meth:`step_once` lets one step through while paused.
     """
 
     def __init__(self, match_id: int, spec: GameSpec, config: dict, seed: int,
@@ -90,6 +96,55 @@ class MatchRunner:
         self.abandoned = False
         #: Seats that can leave: everyone but the built-in bots.
         self.leavers = [i for i, ep in enumerate(endpoints) if ep.kind != "builtin"]
+        self.watchers: list = []
+        self.started = False
+        self.paused = False
+        self._steps = 0  # steps let through while paused
+        self._unpaused = asyncio.Event()
+        #: Why the match stopped if it was cancelled (the arena records it as the abort reason).
+        self.stop_reason: str | None = None
+
+    # --- watchers, pause and step -------------------------------------------------------------
+    def add_watcher(self, watcher) -> None:
+        """Start passing every state to ``watcher``: the current one at once if the match has
+        started, else its first when it starts."""
+        self.watchers.append(watcher)
+        if self.started:
+            self._tell(watcher, [], None)
+
+    def remove_watcher(self, watcher) -> None:
+        if watcher in self.watchers:
+            self.watchers.remove(watcher)
+
+    def _tell(self, watcher, happenings: list[dict], answers: list | None) -> None:
+        try:
+            watcher.watch(self.state, happenings, answers)
+        except Exception:  # one broken observer must not stop the match
+            log.exception("match %s: a watcher failed; removed", self.match_id)
+            self.remove_watcher(watcher)
+
+    def pause(self, paused: bool) -> None:
+        """Hold the match before its next request (``True``) or let it go on (``False``)."""
+        self.paused = paused
+        if not paused:
+            self._steps = 0
+        self._wake()
+
+    def step_once(self) -> None:
+        """While paused: let the next step (one round of requests and answers) through."""
+        self._steps += 1
+        self._wake()
+
+    def _wake(self) -> None:
+        self._unpaused.set()
+        self._unpaused = asyncio.Event()
+
+    async def _hold(self) -> None:
+        """Wait while paused, unless a step was let through."""
+        while self.paused and self._steps == 0:
+            await self._unpaused.wait()
+        if self.paused:
+            self._steps -= 1
 
     # --- views ------------------------------------------------------------------------------
     def _public_view(self) -> dict:
@@ -180,9 +235,20 @@ class MatchRunner:
         details_out = None
         server_times = self.server_times
         t_answered = 0.0
+        self.started = True
+        for seat, ep in enumerate(endpoints):
+            ep.start(state, seat)
+        for watcher in list(self.watchers):
+            self._tell(watcher, [], None)
         while True:
             self.version += 1
             actors = state.to_act()
+            if actors and self.paused:
+                if self._steps == 0:  # it will wait: show the state it waits in first
+                    await self._publish_views(happenings, answers_out, details_out)
+                    happenings, answers_out, details_out = [], None, None
+                    self.version += 1
+                await self._hold()
             # After a step with happenings (a round over), bots got them a moment ago
             # (notify); on a table without people (whose views carry their requests, so
             # must follow them) the views go out first, so that the next request does not
@@ -216,6 +282,10 @@ class MatchRunner:
             details_out = {e[3]: e[8] for e in events if e[8]}
             for seat, ep in enumerate(endpoints):
                 ep.notify(state, seat, happenings)
+            if self.watchers:
+                told = [{"seat": e[3], "action": e[4], "forced": e[5], "reason": e[6], "detail": e[8]} for e in events]
+                for watcher in list(self.watchers):
+                    self._tell(watcher, happenings, told)
             if self.snapshot_every and self.step % self.snapshot_every == 0:
                 self.snapshots.append((self.step, self.seq, pack_snapshot(state, self.seq)))
             if self.leavers and not state.is_terminal() and all(endpoints[i].gone for i in self.leavers):

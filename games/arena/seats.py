@@ -47,6 +47,9 @@ class SeatEndpoint:
     #: requests in a row run out (False again when they move): the seat has left the match.
     gone: bool = False
 
+    def start(self, state: State, seat: int) -> None:
+        """The match starts with ``state`` (before any request): e.g. a protocol's welcome."""
+
     def ask(self, state: State, seat: int, version: int) -> "asyncio.Future[Answer]":
         """Send the request for ``seat`` now; the future resolves by the deadline at the latest."""
         raise NotImplementedError

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
@@ -43,6 +44,11 @@ class Arena:
         self._background: list[asyncio.Task] = []
         self.server_times: list[float] | None = None  # benchmarks switch this on
         self.started = asyncio.Event()
+        #: Reservation code -> (match id, seat id, seat index) of prepared tables (see prepare).
+        self.reservations: dict[str, tuple[int, int, int]] = {}
+        #: Watchers of tables that have not started yet, and tables to start paused.
+        self.pending_watchers: dict[int, list] = {}
+        self.start_paused: set[int] = set()
 
     # --- life cycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -90,19 +96,21 @@ class Arena:
         log.info("arena stopped; %d running match(es) marked aborted", len(tasks))
 
     # --- seating ----------------------------------------------------------------------------
-    async def seat_bot(self, game: str, endpoint: SeatEndpoint) -> int:
-        """Seat a bot that connected on ``game``'s port: the oldest open bot seat, else an
-        automatic table with the server's default configuration.  Returns the seat id."""
+    async def seat_bot(self, game: str, endpoint: SeatEndpoint, config: dict | None = None) -> int:
+        """Seat a bot that connected on ``game``'s port: the oldest open bot seat at a table
+        whose configuration has ``config``'s values (e.g. ``{"variant": "2027"}``), else an
+        automatic table with the server's default configuration updated with ``config``.
+        Returns the seat id."""
         spec = registry.get(game)
         async with self._seating:
-            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name)
+            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config)
             if seat is None:
-                config = spec.auto_config()
-                choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(config))
+                auto = {**spec.auto_config(), **(config or {})}
+                choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto))
                 # Never the "every hand" view: nobody asked for it, and the bots seated here
                 # could watch their own match (issue 6 item 1).
-                await sync_to_async(tables.create_table)(game, config, choices, None, auto=True)
-                seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name)
+                await sync_to_async(tables.create_table)(game, auto, choices, None, auto=True)
+                seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config)
             if endpoint.gone:  # hung up while we looked for a seat
                 await sync_to_async(tables.free_bot_seat)(seat.pk)
                 return seat.pk
@@ -111,8 +119,137 @@ class Arena:
         await self._table_changed(seat.match_id)
         return seat.pk
 
+    async def seat_bot_in(self, game: str, match_id: int, endpoint: SeatEndpoint) -> int:
+        """Seat a bot at an open bot seat of table ``match_id`` (a protocol's "join this
+        room").  Returns the seat id; raises ``LookupError`` with a message if there is none."""
+        async with self._seating:
+            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, None, match_id)
+            if seat is None:
+                raise LookupError(f"room {match_id} has no open seat for a bot")
+            if endpoint.gone:
+                await sync_to_async(tables.free_bot_seat)(seat.pk)
+                return seat.pk
+            self.waiting[seat.pk] = endpoint
+        await self._table_changed(match_id)
+        return seat.pk
+
+    # --- prepared tables (an organiser's reservations), watching, pause, step, cancel ---------
+    async def prepare(self, game: str, config: dict, names: list[str], paused: bool = False,
+                      creator_key: str = "") -> tuple[int, list[str]]:
+        """Create a table whose seats are reserved: one code per seat (``names[i]`` is the
+        name seat ``i`` plays under), which a bot presents to :meth:`seat_reserved`.  With
+        ``paused`` the match starts paused (:meth:`pause`).  Reservations live in this
+        process: a restart frees the seats for any bot.  Returns ``(match id, codes)``;
+        raises ``ValueError`` for a bad configuration or a wrong number of names."""
+        spec = registry.get(game)
+        if len(names) != spec.num_seats(spec.normalize_config(config)):
+            raise ValueError(f"{spec.title} needs {spec.num_seats(spec.normalize_config(config))} slots")
+        match = await sync_to_async(tables.create_table)(game, config, [tables.OPEN_BOT] * len(names), None,
+                                                         creator_key=creator_key)
+        seat_ids = await sync_to_async(tables.reserve_seats)(match.pk, names)
+        codes = []
+        for index, seat_id in enumerate(seat_ids):
+            code = str(uuid.uuid4())
+            self.reservations[code] = (match.pk, seat_id, index)
+            codes.append(code)
+        if paused:
+            self.start_paused.add(match.pk)
+        await self.layer.group_send(table_group(match.pk), {"type": "table.update"})
+        return match.pk, codes
+
+    async def seat_reserved(self, code: str, endpoint: SeatEndpoint) -> tuple[int, int]:
+        """Seat a bot on the seat reserved under ``code``; returns ``(seat id, seat index)``.
+        Raises ``LookupError`` for an unknown code or a seat already taken by a connection."""
+        found = self.reservations.get(code)
+        if found is None:
+            raise LookupError("unknown reservation code")
+        match_id, seat_id, index = found
+        if seat_id in self.waiting:
+            raise LookupError("this reservation is already in use")
+        self.waiting[seat_id] = endpoint
+        await self._table_changed(match_id)
+        return seat_id, index
+
+    async def watch(self, match_id: int, watcher) -> None:
+        """Pass every state of match ``match_id`` to ``watcher`` (see :class:`MatchRunner`),
+        from its start if it has not started; ``watcher.end(result or None)`` when it ends.
+        Raises ``LookupError`` for a match that does not exist or is over."""
+        runner = self.runners.get(match_id)
+        if runner is not None:
+            runner.add_watcher(watcher)
+            return
+        status = await sync_to_async(lambda: Match.objects.filter(pk=match_id).values_list("status", flat=True).first())()
+        if status != Match.Status.OPEN:
+            raise LookupError(f"room {match_id} is {'over' if status else 'unknown'}")
+        self.pending_watchers.setdefault(match_id, []).append(watcher)
+
+    def unwatch(self, match_id: int, watcher) -> None:
+        """Stop passing states to ``watcher`` (it disconnected)."""
+        if match_id in self.runners:
+            self.runners[match_id].remove_watcher(watcher)
+        pending = self.pending_watchers.get(match_id, [])
+        if watcher in pending:
+            pending.remove(watcher)
+
+    async def _known(self, match_id: int) -> None:
+        """Raises ``LookupError`` unless ``match_id`` is running here or an open table."""
+        if match_id in self.runners:
+            return
+        status = await sync_to_async(lambda: Match.objects.filter(pk=match_id).values_list("status", flat=True).first())()
+        if status != Match.Status.OPEN:
+            raise LookupError(f"room {match_id} is {'over' if status else 'unknown'}")
+
+    async def pause(self, match_id: int, paused: bool) -> None:
+        """Hold a match before its next request, or let it go on; a table that has not started
+        will start held.  Raises ``LookupError`` for an unknown or finished match."""
+        await self._known(match_id)
+        runner = self.runners.get(match_id)
+        if runner is not None:
+            runner.pause(paused)
+        elif paused:
+            self.start_paused.add(match_id)
+        else:
+            self.start_paused.discard(match_id)
+
+    async def step(self, match_id: int) -> None:
+        """Let one step of a paused match through.  Raises ``LookupError`` if it is not running."""
+        runner = self.runners.get(match_id)
+        if runner is None:
+            raise LookupError(f"room {match_id} is not running")
+        runner.step_once()
+
+    async def cancel(self, match_id: int, reason: str = "cancelled by an organiser") -> None:
+        """End a match now (recorded as aborted with ``reason``, its events kept), or remove
+        an open table's bots and close it.  Raises ``LookupError`` for an unknown or finished match."""
+        await self._known(match_id)
+        task = self.tasks.get(match_id)
+        if task is not None:
+            self.runners[match_id].stop_reason = reason
+            task.cancel()
+            return
+        await sync_to_async(tables.abort)(match_id, reason)
+        seat_ids = await sync_to_async(lambda: list(Seat.objects.filter(match_id=match_id).values_list("pk", flat=True)))()
+        for seat_id in seat_ids:
+            endpoint = self.waiting.pop(seat_id, None)
+            if endpoint is not None:
+                endpoint.close(None)
+        self._forget(match_id)
+        for watcher in self.pending_watchers.pop(match_id, []):
+            watcher.end(None)
+        await self.layer.group_send(table_group(match_id), {"type": "table.update"})
+
+    def _forget(self, match_id: int) -> None:
+        """Drop what this process kept for a table that is over: reservations, paused flag."""
+        self.start_paused.discard(match_id)
+        for code in [c for c, (m, _, _) in self.reservations.items() if m == match_id]:
+            del self.reservations[code]
+
     async def bot_left(self, seat_id: int) -> None:
-        """A waiting bot disconnected before its table started: open its seat again."""
+        """A waiting bot disconnected before its table started: open its seat again (a
+        reserved seat stays reserved: its code may be presented again)."""
+        if any(s == seat_id for _, s, _ in self.reservations.values()):
+            self.waiting.pop(seat_id, None)
+            return
         if self.waiting.pop(seat_id, None) is not None:
             match_id = await sync_to_async(lambda: Seat.objects.filter(pk=seat_id).values_list("match_id", flat=True).first())()
             await sync_to_async(tables.free_bot_seat)(seat_id)
@@ -169,6 +306,9 @@ class Arena:
                              self.layer.group_send, omniscient=match.omniscient,
                              round_pause_s=settings.ARENA["ROUND_PAUSE"], server_times=self.server_times,
                              snapshot_every=settings.ARENA["SNAPSHOT_EVERY"])
+        runner.paused = match.pk in self.start_paused
+        runner.watchers = self.pending_watchers.pop(match.pk, [])
+        self._forget(match.pk)
         self.runners[match.pk] = runner
         self.tasks[match.pk] = asyncio.get_running_loop().create_task(self._run(runner), name=f"match-{match.pk}")
         log.info("match %d (%s) started: %s", match.pk, match.game, ", ".join(e.display_name for e in endpoints))
@@ -191,8 +331,9 @@ class Arena:
         except asyncio.CancelledError:
             await self.writer.flush()
             await self._store_end(runner)
-            await sync_to_async(tables.abort)(mid, "the server stopped during the match")
-            raise
+            await sync_to_async(tables.abort)(mid, runner.stop_reason or "the server stopped during the match")
+            if runner.stop_reason is None:
+                raise  # the server is stopping; a cancelled match alone ends here
         except Exception as exc:
             log.exception("match %d failed", mid)
             await self.writer.flush()
@@ -203,6 +344,11 @@ class Arena:
                     ep.close(result)
                 except Exception:
                     log.exception("closing a seat of match %d", mid)
+            for watcher in runner.watchers:
+                try:
+                    watcher.end(result)
+                except Exception:
+                    log.exception("ending a watcher of match %d", mid)
             self.runners.pop(mid, None)
             self.tasks.pop(mid, None)
             try:

@@ -173,16 +173,32 @@ def seat_of(match_id: int, sitter: Sitter | None) -> Seat | None:
     return None
 
 
-def claim_bot_seat(game: str, name: str) -> Seat | None:
-    """Take the oldest open bot seat at an open table of ``game`` (automatic tables last)."""
-    candidates = (Seat.objects.filter(match__game=game, match__status=Match.Status.OPEN,
-                                      kind=Seat.Kind.PROTOCOL, occupied=False, registered_bot__isnull=True)
-                  .order_by("match__auto", "match__created_at", "match_id", "index")
+def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: int | None = None) -> Seat | None:
+    """Take the oldest open bot seat at an open table of ``game`` (automatic tables last),
+    only at tables whose configuration has ``config``'s keys and values (e.g. a protocol's
+    game variant) and, with ``match_id``, only at that table."""
+    open_seats = Seat.objects.filter(match__game=game, match__status=Match.Status.OPEN,
+                                     kind=Seat.Kind.PROTOCOL, occupied=False, registered_bot__isnull=True)
+    if config:
+        open_seats = open_seats.filter(**{f"match__config__{key}": value for key, value in config.items()})
+    if match_id is not None:
+        open_seats = open_seats.filter(match_id=match_id)
+    candidates = (open_seats.order_by("match__auto", "match__created_at", "match_id", "index")
                   .values_list("pk", flat=True)[:20])
     for pk in candidates:
         if Seat.objects.filter(pk=pk, occupied=False).update(occupied=True, display_name=name):
             return Seat.objects.select_related("match").get(pk=pk)
     return None
+
+
+def reserve_seats(match_id: int, names: list[str]) -> list[int]:
+    """Hold every bot seat of a new table for a reservation (an organiser's prepared game):
+    each seat is taken, under ``names[index]``, so no other bot claims it; the arena keeps
+    which reservation code fills which seat.  Returns the seat ids in seat order."""
+    seats = list(Seat.objects.filter(match_id=match_id).order_by("index"))
+    for seat, name in zip(seats, names):
+        Seat.objects.filter(pk=seat.pk).update(occupied=True, display_name=clean_name(name) or f"Player {seat.index + 1}")
+    return [seat.pk for seat in seats]
 
 
 def free_bot_seat(seat_id: int) -> None:

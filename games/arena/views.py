@@ -88,7 +88,7 @@ def create_table(request, game: str):
         spec = registry.get(game)
     except KeyError:
         raise Http404("no such game")
-    max_config = {f.key: f.maximum for f in spec.config_fields}
+    max_config = {f.key: f.widest for f in spec.config_fields}
     max_seats = spec.num_seats(spec.normalize_config(max_config))
     seat_options = [(tables.ME, "Me"), (tables.OPEN_HUMAN, "Open for a person")]
     if spec.start_listener is not None:  # bots that connect to us; HTTP bots are registered instead
@@ -113,6 +113,9 @@ def create_table(request, game: str):
         for f in spec.config_fields:
             if f.kind == "bool":
                 values[f.key] = request.POST.get(f.key) == "on"
+                continue
+            if f.kind == "choice":  # table_config refuses a value that is not a choice
+                values[f.key] = request.POST.get(f.key, f.default)
                 continue
             try:
                 values[f.key] = int(request.POST.get(f.key, f.default))
