@@ -48,7 +48,7 @@ def wait_until(predicate, timeout: float = 10.0, what: str = "condition", interv
 
 @dataclass
 class ArenaProcess:
-    """A running ``manage.py serve``: its URL, bot port, log file and environment."""
+    """A running ``manage.py serve``: its URL, bot ports, log file and environment."""
 
     proc: subprocess.Popen
     http_port: int
@@ -56,6 +56,7 @@ class ArenaProcess:
     data_dir: Path
     log_path: Path
     env: dict = field(default_factory=dict)
+    blokus_port: int = 0
 
     @property
     def url(self) -> str:
@@ -77,7 +78,8 @@ class ArenaProcess:
 
 
 def start_arena(role: str = "all", env: dict | None = None, data_dir: Path | None = None,
-                http_port: int | None = None, liars_dice_port: int | None = None) -> ArenaProcess:
+                http_port: int | None = None, liars_dice_port: int | None = None,
+                blokus_port: int | None = None) -> ArenaProcess:
     """Start ``manage.py serve --role ROLE`` and wait until its ports accept connections.
 
     ``env`` overrides settings (e.g. ``ARENA_HUMAN_DEADLINE``); by default the database is a
@@ -86,20 +88,23 @@ def start_arena(role: str = "all", env: dict | None = None, data_dir: Path | Non
     data_dir = Path(data_dir or tempfile.mkdtemp(prefix="arena-test-"))
     http_port = http_port or free_port()
     liars_dice_port = liars_dice_port or free_port()
+    blokus_port = blokus_port or free_port()
     full_env = dict(os.environ)
     full_env.update({"ARENA_DATA_DIR": str(data_dir), "ARENA_HTTP_PORT": str(http_port),
-                     "LIARS_DICE_PORT": str(liars_dice_port), "PYTHONUNBUFFERED": "1"})
+                     "LIARS_DICE_PORT": str(liars_dice_port), "BLOKUS_PORT": str(blokus_port),
+                     "PYTHONUNBUFFERED": "1"})
     full_env.pop("DJANGO_SETTINGS_MODULE", None)
     full_env.update(env or {})
     log_path = data_dir / f"serve-{role}-{http_port}.log"
     proc = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "serve", "--role", role],
                             cwd=ROOT, env=full_env, stdout=open(log_path, "wb"), stderr=subprocess.STDOUT)
-    arena = ArenaProcess(proc, http_port, liars_dice_port, data_dir, log_path, full_env)
+    arena = ArenaProcess(proc, http_port, liars_dice_port, data_dir, log_path, full_env, blokus_port)
     try:
         if role in ("all", "web"):
             wait_for_port(http_port)
         if role in ("all", "arena"):
             wait_for_port(liars_dice_port)
+            wait_for_port(blokus_port)
     except TimeoutError:
         arena.stop()
         raise RuntimeError("server did not start:\n" + arena.log())

@@ -65,6 +65,11 @@ class GameSpec:
       a disconnected bot);
     - ``seat_tag(config, index)``: a seat's short tag ("2", Jass "E"), added to a name that
       more than one seat has ("Random bot (E)");
+    - ``hidden_information``: False for games where everyone may see everything (Blokus): a
+      forced move's or an annotated move's ``detail`` (e.g. a bot's debug hints) then goes to
+      everyone live, and pages do not speak of hidden hands;
+    - ``pause_after(happenings)``: whether a step with these happenings ends a round that people
+      at the table should have a moment to read (``ROUND_PAUSE``); by default any happening does;
     - ``teams(config)``: for partnership games, ``[(label, seats)]`` (e.g. ``("N–S", (0, 2))``):
       results are shown per team, every partner of a winning team marked as a winner; None
       for games where each seat plays for itself.
@@ -95,6 +100,8 @@ class GameSpec:
     seat_tag: Callable[[Mapping, int], str] = field(default=lambda config, index: str(index + 1))
     standin: str | None = None
     describe_config: Callable[[Mapping], list[str]] | None = None
+    hidden_information: bool = True
+    pause_after: Callable[[list[dict]], bool] = field(default=bool)
     limit_config: Callable[[Mapping], None] | None = None
 
     def table_config(self, config: Mapping) -> dict:
@@ -154,4 +161,4 @@ def _load() -> None:
     if not GAMES:
         import games.liars_dice.game  # noqa: F401  (each registers itself, in lobby order)
         import games.jass.game  # noqa: F401
-        # import games.blokus.game  (added once rules, bots and codec land)
+        import games.blokus.game  # noqa: F401

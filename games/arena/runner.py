@@ -278,8 +278,13 @@ class MatchRunner:
                     log.info("match %s step %s seat %s forced: %s", self.match_id, self.step, seat, answer.reason)
             await self.writer.append(events)  # waits while the log is full (issue 6 item 11)
             happenings = state.apply(actions)
-            answers_out = [{"seat": e[3], "action": e[4], "forced": e[5], "reason": e[6]} for e in events]
-            details_out = {e[3]: e[8] for e in events if e[8]}
+            if self.spec.hidden_information:
+                answers_out = [{"seat": e[3], "action": e[4], "forced": e[5], "reason": e[6]} for e in events]
+                details_out = {e[3]: e[8] for e in events if e[8]}
+            else:  # nothing to hide: details (a bot's debug hints, a refused move) go to everyone
+                answers_out = [{"seat": e[3], "action": e[4], "forced": e[5], "reason": e[6], "detail": e[8]}
+                               for e in events]
+                details_out = None
             for seat, ep in enumerate(endpoints):
                 ep.notify(state, seat, happenings)
             if self.watchers:
@@ -291,7 +296,7 @@ class MatchRunner:
             if self.leavers and not state.is_terminal() and all(endpoints[i].gone for i in self.leavers):
                 self.abandoned = True  # nobody left to play for: stop, don't forfeit the rest
                 break
-            if happenings and self.round_pause_s and not state.is_terminal():
+            if happenings and self.round_pause_s and not state.is_terminal() and self.spec.pause_after(happenings):
                 # Show the outcome (a trick, a round) at once, then give people time to read
                 # it before the next request goes out.
                 self.version += 1

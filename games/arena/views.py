@@ -166,6 +166,7 @@ def match_page(request, match_id: int):
         "bot_port": settings.ARENA.get(f"{spec.slug.upper()}_PORT") if any(
             s.kind == Seat.Kind.PROTOCOL and not s.occupied for s in seats) else None,
         "spectators_see_all": match.omniscient and not any(s.kind == Seat.Kind.HUMAN for s in seats),
+        "hidden_information": spec.hidden_information,
         "exports": exports,
         # A match of several deals (Jass) also exports one deal at a time (first format, ?deal=N).
         "export_games": list(range(1, deals + 1)) if exports and isinstance(deals, int) and deals > 1 else [],

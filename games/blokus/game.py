@@ -1,0 +1,103 @@
+"""Blokus (Software-Challenge 2021, and its 2027 variant) as the arena sees it: the
+:class:`GameSpec` that plugs it in.
+
+Seats are the contest's two players (teams): seat 0 is team ONE (blue and red), seat 1 team
+TWO (yellow and green).  A person plays a team's two colours in turn.
+"""
+from __future__ import annotations
+
+import random
+import uuid
+
+from django.conf import settings
+
+from games.arena.registry import ConfigField, GameSpec, register
+from games.arena.seats import Answer
+from games.blokus import protocol, rules
+from games.blokus.bots import BUILTIN_BOTS
+
+#: The rule sets a table can play, as the create-table form offers them.
+VARIANT_CHOICES = (
+    ("2021", "Software-Challenge 2021: the first piece covers a corner"),
+    ("2027", "Software-Challenge 2027: the first piece touches the border"),
+)
+
+
+def human_prompt(state: rules.BlokusState, seat: int) -> tuple[str, float]:
+    """A person places a piece of the colour to move (or skips) within the Blokus deadline."""
+    return "move", settings.ARENA["BLOKUS_HUMAN_DEADLINE"]
+
+
+def human_timeout_answer(state: rules.BlokusState, seat: int, seconds: float) -> Answer:
+    """Silence skips the colour's turn; before its first piece, where skipping is not allowed,
+    it places the start piece at a random legal spot.  Either way a forced move, not the lost
+    game a silent bot gets (the contest's HARD_TIMEOUT): a person at our table should not lose
+    the whole game to one distraction."""
+    legal = state.legal_actions(seat)
+    skips = [a for a in legal if a[0] == "skip"]
+    if skips:
+        return Answer(skips[0], True, f"no move within {seconds:g} s: skipped")
+    return Answer(random.choice(legal), True, f"no move within {seconds:g} s: start piece placed at random")
+
+
+def human_action_ok(state: rules.BlokusState, seat: int, action) -> bool:
+    """People may place or skip as the rules allow; a bad click is refused, not punished
+    (forfeits are the server's to decide)."""
+    return isinstance(action, list) and bool(action) and action[0] in ("set", "skip") and state.is_legal(seat, action)
+
+
+def describe_config(config) -> list[str]:
+    """The match header's phrases: the contest year's rules, and an imported game's start piece."""
+    out = [f"Software-Challenge {config['variant']} rules"]
+    if config.get("start_piece"):
+        out.append(f"start piece {config['start_piece']}")
+    return out
+
+
+def _export_replay(match, state, names, params) -> tuple[str, str, str]:
+    # The room id a replay names: stable per match (an imported match's seed is 0 for all).
+    room_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"arena:match:{match.pk}"))
+    text = protocol.export_replay(match.config, match.seed, _steps(match), names, room_id=room_id)
+    return f"blokus-match{match.pk}.xml", "application/xml", text
+
+
+def _steps(match) -> list[tuple[int, object]]:
+    return [(seat, action) for seat, action in match.events.order_by("seq").values_list("seat", "action")]
+
+
+async def _start_listener(arena):
+    from games.blokus.transport import start_listener
+
+    return await start_listener(arena)
+
+
+SPEC = register(GameSpec(
+    slug="blokus",
+    title="Blokus",
+    new_state=rules.new_state,
+    normalize_config=rules.normalize_config,
+    num_seats=lambda config: 2,
+    config_fields=(
+        ConfigField("variant", "Rules", 0, 0, "2021", kind="choice", choices=VARIANT_CHOICES),
+    ),
+    describe_config=describe_config,
+    builtin_bots=BUILTIN_BOTS,
+    human_auto_answer=lambda state, seat: None,
+    human_prompt=human_prompt,
+    human_timeout_answer=human_timeout_answer,
+    human_action_ok=human_action_ok,
+    auto_config=lambda: {"variant": "2021"},
+    start_listener=_start_listener,
+    exports={"xml": ("replay file (Software-Challenge XML)", _export_replay)},
+    import_match=protocol.import_replay,
+    standin="heuristic",
+    # The board is public, and every step is one move: no round to pause after.
+    hidden_information=False,
+    pause_after=lambda happenings: False,
+    seat_label=lambda config, index: ("Team ONE (blue, red)", "Team TWO (yellow, green)")[index],
+    seat_tag=lambda config, index: rules.TEAMS[index],
+    protocol_note="Bots connect over TCP to port {port} with the Software-Challenge XML protocol.",
+    seats_note="Each seat is a team of two colours: ONE plays blue and red, TWO yellow and green. \"Open\" "
+               "seats wait for a person who opens the table's page, or for the next Software-Challenge client "
+               "that joins on the Blokus port with this table's game type.",
+))
