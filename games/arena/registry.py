@@ -53,6 +53,7 @@ class GameSpec:
       content type, text)``) for finished matches; ``import_match(text)`` reads a log file
       into ``{"config", "steps": [(seat, action)], "names", "date"}`` (raises ``ValueError``);
     - ``start_listener(arena)``: starts the bot listener, returns an object with ``close()``;
+    - ``protocol_note``: the lobby's line for bot authors (``{port}``: the listener's port);
     - ``seat_label(config, index)``: how the table names a seat (e.g. "North");
     - ``describe_config(config)``: the configuration as short phrases for the match header
       (e.g. ``["1000 points to win", "Match bonus"]``); by default "<field label>: <value>";

@@ -76,6 +76,7 @@ def lobby(request):
             "live": _with_seats(base.filter(status=Match.Status.RUNNING).order_by("-started_at"))[:20],
             "recent": _with_seats(base.filter(status=Match.Status.FINISHED).order_by("-finished_at"))[:10],
             "port": settings.ARENA.get(f"{spec.slug.upper()}_PORT"),
+            "protocol_note": spec.protocol_note.format(port=settings.ARENA.get(f"{spec.slug.upper()}_PORT")),
             "http_bots": spec.http_bot_endpoint is not None,
             "importable": spec.import_match is not None,
         })

@@ -96,7 +96,10 @@ SPEC = register(GameSpec(
     pause_after=lambda happenings: False,
     seat_label=lambda config, index: ("Team ONE (blue, red)", "Team TWO (yellow, green)")[index],
     seat_tag=lambda config, index: rules.TEAMS[index],
-    protocol_note="Bots connect over TCP to port {port} with the Software-Challenge XML protocol.",
+    protocol_note="Bots: connect over TCP to port {port} with the Software-Challenge XML protocol (game "
+                  "type swc_2021_blokus or swc_2027_blokus). A bot takes the oldest open bot seat of its "
+                  "game type, or waits at an automatic table. Organisers prepare, observe, pause and step "
+                  "games on the same port with the admin password.",
     seats_note="Each seat is a team of two colours: ONE plays blue and red, TWO yellow and green. \"Open\" "
                "seats wait for a person who opens the table's page, or for the next Software-Challenge client "
                "that joins on the Blokus port with this table's game type.",

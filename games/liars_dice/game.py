@@ -90,7 +90,8 @@ SPEC = register(GameSpec(
     auto_config=auto_config,
     limit_config=limit_config,
     start_listener=_start_listener,
-    protocol_note="Bots connect over TCP to port {port}, one JSON object per line.",
+    protocol_note="Bots: connect over TCP to port {port}, one JSON object per line. A bot takes the oldest "
+                  "open bot seat, or waits at an automatic table.",
     seats_note='"Open" seats wait for a person who opens the table\'s page, or for the next bot '
                "that connects to the Liar's Dice port.",
 ))

@@ -506,8 +506,12 @@
     for (const h of ctx.happenings || []) {
       if (h.type === 'move') items.push(el('li', {}, describeAction(h.action)));
       else if (h.type === 'dropped') {
-        items.push(el('li', {class: 'happening'}, (h.colors || []).filter((c) => COLORS.includes(c)).map(colorText),
-          ' can no longer move: out.'));
+        // A colour with every piece placed is out too, but for a happier reason.
+        for (const c of (h.colors || []).filter((c) => COLORS.includes(c))) {
+          const done = view.shapes && view.shapes[c] && view.shapes[c].length === 0;
+          items.push(el('li', {class: 'happening'}, colorText(c),
+            done ? ' has placed every piece: out.' : ' can no longer move: out.'));
+        }
       } else if (h.type === 'game_over') items.push(el('li', {class: 'happening'}, 'Game over.'));
     }
     for (const a of ctx.answers || []) {
