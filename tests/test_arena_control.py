@@ -179,3 +179,31 @@ async def test_bots_are_seated_only_at_tables_of_the_configuration_they_ask_for(
             await arena.seat_bot_in("liars_dice", match_of[b].pk, FirstLegalBot("e"))
     finally:
         await arena.stop()
+
+
+class Silent(SeatEndpoint):
+    """A seat that is asked and never answers (a person thinking)."""
+
+    kind = "human"
+
+    def ask(self, state, seat, version):
+        self.future = asyncio.get_running_loop().create_future()
+        return self.future
+
+
+@pytest.mark.django_db
+async def test_an_interruption_ends_the_step_in_hand_for_a_seat_that_was_not_asked():
+    """A Blokus player who leaves while the other team thinks loses at once (LEFT)."""
+    log = Log()
+    spec = registry.get("blokus")
+    thinker = Silent()
+    runner = MatchRunner(3, spec, {"variant": "2021"}, 5, [thinker, FirstLegalBot("leaver")], log, log.publish)
+    task = asyncio.create_task(runner.run())
+    await settle()
+    assert runner.state.to_act() == (0,) and not thinker.future.done()
+    runner.interrupt(1, Answer(["forfeit", "LEFT", "left"], True, "left"))
+    result = await asyncio.wait_for(task, 5)
+    assert result["causes"] == ["REGULAR", "LEFT"] and result["winner"] == 0
+    assert [(row[3], row[4][:2]) for row in log.rows] == [(1, ["forfeit", "LEFT"])]
+    assert thinker.future.done()  # the open request was dropped, a late answer goes nowhere
+    runner.interrupt(0, Answer(["forfeit", "LEFT", "late"], True, "left"))  # over: ignored

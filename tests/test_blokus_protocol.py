@@ -647,6 +647,20 @@ def test_a_game_ended_by_a_forfeit_imports_with_the_forfeit(variant, cause):
     assert again.result()["win_points"] == state.result()["win_points"]
 
 
+def test_only_leaving_ends_a_game_out_of_turn_in_an_imported_file():
+    state, steps = played("2021", 8, 13)
+    seat = 1 - state.to_act()[0]  # the team that is not to move
+    steps.append((seat, ["forfeit", "LEFT", protocol.OFFICIAL_REASONS["LEFT"]]))
+    state.apply({seat: steps[-1][1]})
+    assert state.result()["winner"] == 1 - seat
+    text = protocol.export_replay({"variant": "2021"}, 8, steps, ["Ann", "Ben"])
+    assert protocol.import_replay(text)["steps"] == steps
+    # a rule violation needs a move, so only the team to move can lose by one
+    assert text.count('cause="LEFT"') == 1
+    with pytest.raises(ValueError, match="was to move"):
+        protocol.import_replay(text.replace('cause="LEFT"', 'cause="RULE_VIOLATION"'))
+
+
 def test_the_official_format_violation_fixture_imports():
     imported = protocol.import_replay((DATA / "official-2021-violation.xml").read_text())
     assert imported["config"]["variant"] == "2021"

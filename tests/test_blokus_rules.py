@@ -444,6 +444,17 @@ def test_forfeit_loses_even_when_ahead():
         play(state, ["skip", "RED"])
 
 
+def test_only_leaving_loses_out_of_turn():
+    state = corner_round()
+    assert state.to_act() == (0,)
+    with pytest.raises(ValueError, match="out of turn"):
+        state.apply({1: ["forfeit", "RULE_VIOLATION", "a move nobody asked for"]})
+    assert not state.is_terminal()
+    state.apply({1: ["forfeit", "LEFT", "Der Spieler hat das Spiel verlassen"]})
+    assert state.is_terminal() and state.result()["causes"] == ["REGULAR", "LEFT"]
+    assert state.result()["winner"] == 0
+
+
 def test_forfeit_needs_a_known_cause():
     state = corner_round()
     for cause in ("REGULAR", "LAZY", None):

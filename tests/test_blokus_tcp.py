@@ -385,6 +385,31 @@ def test_a_disconnect_loses_by_left(arena_factory):
     assert match["result"]["causes"] == ["LEFT", "REGULAR"] and match["result"]["winner"] == 1
 
 
+def test_a_disconnect_while_the_other_team_is_to_move_ends_the_game_at_once(arena_factory):
+    """As on the official server: the opponent thinking does not delay the result."""
+    arena = serve(arena_factory)
+
+    def move_and_hang_up(player, state, legal):
+        player.send(protocol.move_message(player.room_id, random_move(player, state, legal), "2021"))
+        player.close()
+
+    def slow(player, state, legal):
+        time.sleep(1.5)
+        return random_move(player, state, legal)
+
+    leaver = Player(arena.blokus_port, decide=first_move_then(move_and_hang_up), seed=30)
+    thinker = Player(arena.blokus_port, decide=slow, seed=31)
+    wait_closed(thinker)
+    (result,) = thinker.of_class("result")
+    assert [c for c, *_ in scores(result)] == ["LEFT", "REGULAR"]
+    asked = thinker.of_class(MOVE_REQUEST)
+    assert result.at - asked[-1].at < 1.0, "the result came while the other team was still thinking"
+    match = finished_match(arena, int(thinker.room_id))
+    moves = [e for e in match["events"] if e["action"][0] != "forfeit"]
+    assert match["events"][-1]["seat"] == 0 and match["events"][-1]["action"][:2] == ["forfeit", "LEFT"]
+    assert len(moves) == 3  # blue, yellow, red (its last move, sent as it hung up); then it left
+
+
 def test_a_malformed_move_gets_an_errorpacket_a_disconnect_and_loses_by_left(arena_factory):
     arena = serve(arena_factory)
 

@@ -16,7 +16,7 @@ from typing import Callable
 from games.arena.eventlog import EventWriter
 from games.arena.registry import GameSpec
 from games.arena.replay import pack_snapshot
-from games.arena.seats import HumanSeat, SeatEndpoint
+from games.arena.seats import Answer, HumanSeat, SeatEndpoint
 from games.arena.tables import tell_apart
 
 log = logging.getLogger("arena.runner")
@@ -103,6 +103,8 @@ class MatchRunner:
         self._unpaused = asyncio.Event()
         #: Why the match stopped if it was cancelled (the arena records it as the abort reason).
         self.stop_reason: str | None = None
+        self._asked: list = []  # the futures of the step in hand
+        self._interrupted: tuple | None = None  # (seat, Answer) that ends the step in hand
 
     # --- watchers, pause and step -------------------------------------------------------------
     def add_watcher(self, watcher) -> None:
@@ -123,6 +125,21 @@ class MatchRunner:
             log.exception("match %s: a watcher failed; removed", self.match_id)
             self.remove_watcher(watcher)
 
+    def interrupt(self, seat: int, answer) -> None:
+        """End the step in hand with ``answer`` from ``seat``, asked or not: a protocol's rule
+        that a player who leaves loses at once, out of turn too (Blokus: LEFT).  The asked
+        seats' open requests are dropped (a later answer is ignored, as a late one is); the
+        rules must accept the action from that seat.  Ignored when the match is over or
+        another interruption is pending."""
+        if self.state.is_terminal() or self._interrupted is not None:
+            return
+        self._interrupted = (seat, answer)
+        dropped = Answer(None, True, "interrupted")
+        for future in self._asked:
+            if not future.done():
+                future.set_result(dropped)
+        self._wake()
+
     def pause(self, paused: bool) -> None:
         """Hold the match before its next request (``True``) or let it go on (``False``)."""
         self.paused = paused
@@ -141,9 +158,9 @@ class MatchRunner:
 
     async def _hold(self) -> None:
         """Wait while paused, unless a step was let through."""
-        while self.paused and self._steps == 0:
+        while self.paused and self._steps == 0 and self._interrupted is None:
             await self._unpaused.wait()
-        if self.paused:
+        if self.paused and self._interrupted is None:
             self._steps -= 1
 
     # --- views ------------------------------------------------------------------------------
@@ -257,7 +274,11 @@ class MatchRunner:
             views_first = bool(happenings) and not self.humans
             if views_first:
                 await self._publish_views(happenings, answers_out, details_out)
-            futures = [endpoints[s].ask(state, s, self.version) for s in actors]
+            if self._interrupted is None:
+                futures = [endpoints[s].ask(state, s, self.version) for s in actors]
+            else:  # ended before anyone was asked
+                futures = []
+            self._asked = futures
             if server_times is not None and self.step:
                 server_times.append(time.perf_counter() - t_answered)
             if not views_first:
@@ -265,6 +286,10 @@ class MatchRunner:
             if not actors:
                 break
             answers = await asyncio.gather(*futures)
+            if self._interrupted is not None:
+                interrupter, answer = self._interrupted
+                actors, answers = (interrupter,), [answer]
+            self._asked = []
             t_answered = time.perf_counter()
             self.step += 1
             actions = {}

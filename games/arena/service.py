@@ -183,6 +183,13 @@ class Arena:
             raise LookupError(f"room {match_id} is {'over' if status else 'unknown'}")
         self.pending_watchers.setdefault(match_id, []).append(watcher)
 
+    def interrupt(self, match_id: int, seat: int, answer) -> None:
+        """End the step in hand of a running match with ``answer`` from ``seat``, asked or not
+        (:meth:`MatchRunner.interrupt`); nothing if the match is not running here."""
+        runner = self.runners.get(match_id)
+        if runner is not None:
+            runner.interrupt(seat, answer)
+
     def unwatch(self, match_id: int, watcher) -> None:
         """Stop passing states to ``watcher`` (it disconnected)."""
         if match_id in self.runners:

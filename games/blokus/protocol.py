@@ -832,10 +832,12 @@ def import_replay(text: str) -> dict:
     if final is not None and not state.is_terminal():
         offenders = [s for s in (0, 1) if final["causes"][s] != "REGULAR"]
         if offenders:
-            seat = state.to_act()[0]
-            if offenders != [seat]:
-                raise ValueError(f"result: team {TEAMS[offenders[0]]} lost by {final['causes'][offenders[0]]} "
-                                 f"while team {TEAMS[seat]} was to move")
+            to_move = state.to_act()[0]
+            seat = offenders[0]
+            # Only leaving can end a game out of turn (a player who disconnects loses at once).
+            if len(offenders) > 1 or (seat != to_move and final["causes"][seat] != "LEFT"):
+                raise ValueError(f"result: team {TEAMS[seat]} lost by {final['causes'][seat]} "
+                                 f"while team {TEAMS[to_move]} was to move")
             action = ["forfeit", final["causes"][seat], final["reasons"][seat] or OFFICIAL_REASONS.get(
                 final["causes"][seat], "")]
             state.apply({seat: action})

@@ -518,19 +518,25 @@ class BlokusState(State):
 
     def apply(self, actions: Mapping[int, Action]) -> list[dict]:
         """Play the answer of the seat to act.  ``["forfeit", cause, reason]`` ends the game
-        against that seat.  Returns happenings: ``{"type": "move", "color", "action",
+        against the seat that sends it; out of turn only with cause LEFT (a player who
+        leaves loses at once).  Returns happenings: ``{"type": "move", "color", "action",
         "cells"}``, then ``{"type": "dropped", "colors"}`` if colours were dropped, then
         ``{"type": "game_over", "cause"}`` if the game ended.  Raises ``ValueError`` when the
         game is over, the seat's answer is missing, or the action is illegal."""
         actors = self.to_act()
         if not actors:
             raise ValueError("the game is over")
+        # A forfeit may come from the seat not to move: a player who leaves loses at once,
+        # out of turn too, as on the official server.
+        for seat, action in actions.items():
+            if seat in (0, 1) and isinstance(action, (list, tuple)) and len(action) == 3 and action[0] == FORFEIT:
+                if seat != actors[0] and action[1] != "LEFT":
+                    raise ValueError(f"only leaving ends the game out of turn, not {action[1]!r}")
+                return self._forfeit(seat, action[1], action[2])
         seat = actors[0]
         if seat not in actions:
             raise ValueError(f"no action for seat {seat}")
         action = actions[seat]
-        if isinstance(action, (list, tuple)) and len(action) == 3 and action[0] == FORFEIT:
-            return self._forfeit(seat, action[1], action[2])
         mistake = self.mistake_kind(action)
         if mistake is not None:
             raise ValueError(f"illegal move {str(action)[:200]}: {MOVE_MISTAKES[mistake]}")

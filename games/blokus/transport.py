@@ -506,9 +506,9 @@ class BlokusClient(SeatEndpoint):
     @property
     def gone(self) -> bool:
         """For the arena: a client that hung up before its match began frees its seat.  Once
-        the match runs, a client that left still "answers" (a LEFT forfeit at its next turn),
-        so the match ends with a result, as the contest's rules say, rather than being
-        abandoned as a bots-only table is when its connected bots all leave."""
+        the match runs, a client that leaves ends it at once with a LEFT forfeit (a result, as
+        the contest's rules say), rather than the match being abandoned as a bots-only table
+        is when its connected bots all leave."""
         return self.disconnected and not self.started
 
     # --- logging ----------------------------------------------------------------------------
@@ -571,10 +571,14 @@ class BlokusClient(SeatEndpoint):
 
     def on_close(self) -> None:
         self.disconnected = True
-        self._fail_request(_forfeit("LEFT", LEFT_REASON, self.left_detail or "disconnected"))
+        left = _forfeit("LEFT", LEFT_REASON, self.left_detail or "disconnected")
+        self._fail_request(left)
+        if self.started and self.seat is not None:
+            # The official server ends the game at once, also when the other team is to move.
+            self.arena.interrupt(self.match_id, self.seat, left)
         if self.seat_id is not None:
             # If its table has not started, the seat is open again (a reserved one stays
-            # reserved); a running match asks this seat no more (LEFT at its next turn).
+            # reserved).
             asyncio.get_running_loop().create_task(self.arena.bot_left(self.seat_id))
         for match_id, observer in list(self.observing.items()):
             self.arena.unwatch(match_id, observer)
