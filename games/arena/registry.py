@@ -52,6 +52,8 @@ class GameSpec:
     - ``exports``: format -> (label, ``export(match, state, names, params) -> (filename,
       content type, text)``) for finished matches; ``import_match(text)`` reads a log file
       into ``{"config", "steps": [(seat, action)], "names", "date"}`` (raises ``ValueError``);
+      ``import_formats`` (one plain-text line per accepted format) and ``import_accept`` (the
+      file input's ``accept``) tell the import page's visitors what to upload;
     - ``start_listener(arena)``: starts the bot listener, returns an object with ``close()``;
     - ``protocol_note``: the lobby's line for bot authors (``{port}``: the listener's port);
     - ``seat_label(config, index)``: how the table names a seat (e.g. "North");
@@ -92,6 +94,8 @@ class GameSpec:
     http_bot_probe: Callable[[str, str], Awaitable[dict]] | None = None
     exports: Mapping[str, tuple[str, Callable[..., tuple[str, str, str]]]] = field(default_factory=dict)
     import_match: Callable[[str], dict] | None = None
+    import_formats: tuple[str, ...] = ()
+    import_accept: str = ""
     start_listener: Callable[[Any], Awaitable[Any]] | None = None
     protocol_note: str = ""
     #: Shown under the seat choices of the create-table form.

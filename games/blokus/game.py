@@ -90,6 +90,9 @@ SPEC = register(GameSpec(
     start_listener=_start_listener,
     exports={"xml": ("replay file (Software-Challenge XML)", _export_replay)},
     import_match=protocol.import_replay,
+    import_formats=("a Software-Challenge replay file (XML: <protocol>, every memento, the result), of a 2021 "
+                    "or 2027 game: one the official server wrote, or one downloaded from a finished match here.",),
+    import_accept=".xml,.txt,application/xml,text/xml",
     standin="heuristic",
     # The board is public, and every step is one move: no round to pause after.
     hidden_information=False,

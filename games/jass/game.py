@@ -77,6 +77,9 @@ SPEC = register(GameSpec(
     exports={"log": ("seed log format (JSON, all four hands)", _export_log),
              "jsonl": ("kit JSON lines", _export_jsonl)},
     import_match=logs.import_match,
+    import_formats=("the jass server's log format: one game as JSON with all four hands, or a JSON array of games;",
+                    'the jass-kit\'s JSON lines: one {"game": …, "date": …, "player_ids": …} per line.'),
+    import_accept=".json,.jsonl,.txt,application/json",
     protocol_note="The server calls registered bot services over HTTP (JSON V0.2).",
     seats_note="North and South play together against East and West. Bots are HTTP services the "
                "server calls: register yours on the Bots page to seat it here.",
