@@ -8,7 +8,9 @@ server log line an author would look for.  Timeouts are shortened through the se
 """
 from __future__ import annotations
 
+import asyncio
 import json
+import random
 import time
 import urllib.request
 
@@ -16,6 +18,7 @@ import pytest
 from lxml import etree
 
 from games.blokus import protocol
+from games.blokus.bots import BUILTIN_BOTS
 from games.blokus.rules import BlokusState
 from tests.blokus_client import Player, XmlClient, memento_observation, random_move
 from tests.human_client import Guest
@@ -147,6 +150,49 @@ def test_join_takes_the_open_bot_seat_of_a_table_made_on_the_web_with_its_game_t
     assert match["status"] == "finished" and match["seats"][1]["name"] == "Random bot"
     assert not waiting.closed.is_set() and "room:welcomeMessage" not in waiting.tags(), \
         "the 2027 client still waits at its own table"
+
+
+async def play_as_person(guest, match_id: int) -> tuple[dict, int]:
+    """A person's whole game through the match WebSocket (as the page sends moves): the
+    heuristic bot's choice from the view whenever a request is open.  Returns (last view,
+    moves made)."""
+    policy = BUILTIN_BOTS["heuristic"][1]
+    rng = random.Random(3)
+    moves = 0
+    async with guest.websocket(match_id) as ws:
+        while True:
+            msg = json.loads(await asyncio.wait_for(ws.recv(), WAIT))
+            if msg["type"] != "match.view":
+                continue
+            await ws.send(json.dumps({"type": "ack", "version": msg["version"]}))
+            view = msg["view"]
+            if view["terminal"]:
+                return view, moves
+            if msg.get("request"):
+                state = BlokusState.from_observation(view)
+                seat = state.to_act()[0]
+                action = policy(view, state.legal_actions(seat), rng)
+                await ws.send(json.dumps({"type": "act", "version": msg["request"]["version"], "action": action}))
+                moves += 1
+
+
+def test_a_client_plays_a_whole_game_against_a_person_in_the_browser(arena_factory):
+    arena = serve(arena_factory)
+    person = Guest(arena.url, "Pat")
+    match_id = person.create_table("blokus", {"variant": "2021"}, ["me", "open_bot"])
+    client = Player(arena.blokus_port, seed=40)
+    view, moves = asyncio.run(play_as_person(person, match_id))
+    wait_closed(client)
+    assert client.room_id == str(match_id) and client.team == "TWO"
+    assert moves >= 10
+    (result,) = client.of_class("result")
+    assert [c for c, *_ in scores(result)] == ["REGULAR", "REGULAR"]
+    assert [p for *_, p in scores(result)] == view["team_points"]
+    winners = [w.get("displayName") for w in result.data.findall("winner")]
+    assert ("Pat" in winners) == (view["result"]["winner"] in (0, None))
+    assert len(winners) == (2 if view["result"]["winner"] is None else 1)
+    check_ending(client, str(match_id))
+    assert client.last_state().public_observation()["board"] == view["board"]
 
 
 def test_join_room_and_the_admins_joined_game_room_notice(arena_factory):
