@@ -49,6 +49,7 @@ we write ``HARD_TIMEOUT`` as the notes list it.
 """
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from typing import Iterable, Mapping, Sequence
@@ -261,10 +262,39 @@ def _shape_list(tag: str, shapes: Sequence[str]) -> _El:
     return _El(tag, (), [_El("shape", text=s) for s in shapes])
 
 
+class _Board(_El):
+    """``<board>``: a ``<field x y content/>`` per occupied cell, row by row (y, then x), as
+    BoardConverter writes it.  Most of a memento, so each field's line comes from a cache
+    instead of an element of its own (a memento took 0.5 ms; about a third of the server's
+    time per move went into writing them)."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: Sequence[str]):
+        super().__init__("board")
+        self.rows = rows
+
+    def lines(self, level: int, out: list[str]) -> list[str]:
+        pad = "  " * level
+        fields = [_field_line(level + 1, x, y, ch)
+                  for y, row in enumerate(self.rows) for x, ch in enumerate(row) if ch != "."]
+        if not fields:
+            out.append(pad + "<board/>")
+        else:
+            out.append(pad + "<board>")
+            out.extend(fields)
+            out.append(pad + "</board>")
+        return out
+
+
+@functools.lru_cache(maxsize=8192)
+def _field_line(level: int, x: int, y: int, letter: str) -> str:
+    """One ``<field>`` line; raises ``KeyError`` for a letter that is not a colour's."""
+    return f'{"  " * level}<field x="{x}" y="{y}" content="{_COLOR_OF_LETTER[letter]}"/>'
+
+
 def _board(rows: Sequence[str]) -> _El:
-    # BoardConverter: occupied fields only, row by row (y, then x).
-    return _El("board", (), [_El("field", [("x", x), ("y", y), ("content", _COLOR_OF_LETTER[ch])])
-                             for y, row in enumerate(rows) for x, ch in enumerate(row) if ch != "."])
+    return _Board(rows)
 
 
 def _last_move(action, variant: str) -> list[_El]:
