@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import socket
 import time
 import urllib.request
 
@@ -591,6 +592,42 @@ def test_xml_attacks_are_refused_with_bounded_memory_while_another_match_goes_on
     (result,) = one.of_class("result")
     assert [c for c, *_ in scores(result)] == ["REGULAR", "REGULAR"], "the match in progress never noticed"
     assert "Traceback" not in arena.log()
+
+
+def test_an_observer_that_never_reads_is_dropped_and_the_games_go_on(arena_factory):
+    """An admin watching many rooms without reading what it is sent: the games it watches
+    finish as usual, and the server drops it once 1 MiB waits for it instead of keeping it."""
+    arena = serve(arena_factory)
+    sleeper = socket.socket()
+    sleeper.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
+    sleeper.connect(("127.0.0.1", arena.blokus_port))
+    admin = XmlClient(arena.blokus_port)
+    admin.send(f'<protocol><authenticate password="{PASSWORD}"/>'.encode())
+    rooms, players = [], []
+    for game in range(24):  # ~10 MB of mementos: more than the kernel's buffers (4 MB) and our 1 MiB
+        admin.send(b'<prepare gameType="swc_2021_blokus" pause="true"><slot displayName="a"/><slot displayName="b"/>'
+                   b'</prepare>')
+        prepared = admin.wait_for(lambda: admin_prepared(admin, game), what=f"prepared room {game + 1}")
+        rooms.append(prepared.get("roomId"))
+        players += [Player(arena.blokus_port, code=r.text, seed=100 + 2 * game + i)
+                    for i, r in enumerate(prepared.element.findall("reservation"))]
+    sleeper.sendall(f'<protocol><authenticate password="{PASSWORD}"/>'.encode()
+                    + b"".join(f'<observe roomId="{room}"/>'.encode() for room in rooms))
+    time.sleep(0.5)  # the observations are registered before the games go on
+    for room in rooms:
+        admin.send(f'<pause roomId="{room}" pause="false"/>'.encode())
+    wait_closed(*players, timeout=60)
+    for room in rooms:
+        match = finished_match(arena, int(room))
+        assert match["status"] == "finished" and match["result"]["causes"] == ["REGULAR", "REGULAR"]
+    wait_log(arena, "not reading what we send; connection dropped")
+    sleeper.close()
+
+
+def admin_prepared(admin, count):
+    """The admin's ``count + 1``-th ``prepared`` reply, once it is there."""
+    replies = [m for m in list(admin.messages) if m.tag == "prepared"]
+    return replies[count] if len(replies) > count else None
 
 
 def test_a_client_over_its_message_rate_is_read_no_faster_and_a_match_goes_on(arena_factory):

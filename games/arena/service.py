@@ -49,6 +49,8 @@ class Arena:
         #: Watchers of tables that have not started yet, and tables to start paused.
         self.pending_watchers: dict[int, list] = {}
         self.start_paused: set[int] = set()
+        #: Tables whose start is in hand (marked running, runner not yet registered).
+        self.starting: set[int] = set()
 
     # --- life cycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -174,14 +176,12 @@ class Arena:
         """Pass every state of match ``match_id`` to ``watcher`` (see :class:`MatchRunner`),
         from its start if it has not started; ``watcher.end(result or None)`` when it ends.
         Raises ``LookupError`` for a match that does not exist or is over."""
+        await self._known(match_id)
         runner = self.runners.get(match_id)
         if runner is not None:
             runner.add_watcher(watcher)
-            return
-        status = await sync_to_async(lambda: Match.objects.filter(pk=match_id).values_list("status", flat=True).first())()
-        if status != Match.Status.OPEN:
-            raise LookupError(f"room {match_id} is {'over' if status else 'unknown'}")
-        self.pending_watchers.setdefault(match_id, []).append(watcher)
+        else:
+            self.pending_watchers.setdefault(match_id, []).append(watcher)
 
     def interrupt(self, match_id: int, seat: int, answer) -> None:
         """End the step in hand of a running match with ``answer`` from ``seat``, asked or not
@@ -199,12 +199,21 @@ class Arena:
             pending.remove(watcher)
 
     async def _known(self, match_id: int) -> None:
-        """Raises ``LookupError`` unless ``match_id`` is running here or an open table."""
-        if match_id in self.runners:
+        """Returns once ``match_id`` is running here or an open table, not in the middle of
+        starting (its runner is then either registered or not yet begun, until the caller's
+        next ``await``); raises ``LookupError`` for a match that does not exist or is over."""
+        while True:
+            while match_id in self.starting:  # a moment: the start's one database call
+                await asyncio.sleep(0.005)
+            if match_id in self.runners:
+                return
+            status = await sync_to_async(
+                lambda: Match.objects.filter(pk=match_id).values_list("status", flat=True).first())()
+            if match_id in self.starting or match_id in self.runners:
+                continue  # it began to start while we looked
+            if status != Match.Status.OPEN:
+                raise LookupError(f"room {match_id} is {'over' if status else 'unknown'}")
             return
-        status = await sync_to_async(lambda: Match.objects.filter(pk=match_id).values_list("status", flat=True).first())()
-        if status != Match.Status.OPEN:
-            raise LookupError(f"room {match_id} is {'over' if status else 'unknown'}")
 
     async def pause(self, match_id: int, paused: bool) -> None:
         """Hold a match before its next request, or let it go on; a table that has not started
@@ -220,9 +229,10 @@ class Arena:
 
     async def step(self, match_id: int) -> None:
         """Let one step of a paused match through.  Raises ``LookupError`` if it is not running."""
+        await self._known(match_id)
         runner = self.runners.get(match_id)
         if runner is None:
-            raise LookupError(f"room {match_id} is not running")
+            raise LookupError(f"room {match_id} has not started")
         runner.step_once()
 
     async def cancel(self, match_id: int, reason: str = "cancelled by an organiser") -> None:
@@ -290,9 +300,21 @@ class Arena:
             for pk in gone:
                 await self.bot_left(pk)
             return
-        match = await sync_to_async(tables.try_start)(match_id)
-        if match is None:
-            return
+        # Between the database saying "running" and the runner being registered, organisers'
+        # requests (watch, pause, step, cancel) wait (see _known).
+        if match_id in self.starting or match_id in self.tasks:
+            return  # another call is starting it
+        self.starting.add(match_id)
+        try:
+            match = await sync_to_async(tables.try_start)(match_id)
+            if match is not None:
+                self._start_runner(match, seats)
+        finally:
+            self.starting.discard(match_id)
+
+    def _start_runner(self, match: Match, seats: list) -> None:
+        """Build the seat endpoints and the runner of ``match`` (just marked running) and start
+        its task.  No ``await`` in here: it happens at once for everyone watching."""
         names = [s.display_name for s in match.started_seats]  # told apart where seats share one
         spec = registry.get(match.game)
         humans_present = any(s.kind == Seat.Kind.HUMAN for s in seats)
