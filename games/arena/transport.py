@@ -29,7 +29,73 @@ class LineHandler(Protocol):
     def on_close(self) -> None: ...
 
 
-class LineConnection(asyncio.Protocol):
+class BotConnection(asyncio.Protocol):
+    """What every bot connection shares, whatever its framing: the peer's name, membership in
+    its listener's ``registry`` of open connections, bounded writes (a peer that stops reading
+    is dropped once :data:`MAX_WRITE_BUFFER` bytes wait for it), closing, and at the end a
+    pending resume timer cancelled and the handler's ``on_close``.  ``make_handler(connection)``
+    builds the handler when the connection is made; subclasses read and frame the bytes, and
+    may greet the peer in :meth:`opened`."""
+
+    def __init__(self, make_handler: Callable, registry: set | None = None):
+        self._make_handler = make_handler
+        self._registry = registry
+        self._resume: asyncio.TimerHandle | None = None  # a paused connection's wake-up
+        self.transport: asyncio.Transport | None = None
+        self.handler = None
+        self.peer = "?"
+        self.closed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        if self._registry is not None:
+            self._registry.add(self)
+        self.opened()
+        self.handler = self._make_handler(self)
+
+    def opened(self) -> None:
+        """The connection is up, its handler not yet made (e.g. the server's greeting)."""
+
+    def is_closing(self) -> bool:
+        return self.closed or self.transport is None or self.transport.is_closing()
+
+    def write(self, data: bytes) -> bool:
+        """Send bytes; returns False (and drops the connection) if the peer stopped reading."""
+        if self.is_closing():
+            return False
+        self.transport.write(data)
+        if self.transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
+            log.warning("%s: not reading what we send; connection dropped", self.peer)
+            self.transport.abort()
+            return False
+        return True
+
+    def close(self) -> None:
+        """Close after what was written has been sent."""
+        if self.transport is not None and not self.closed:
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self._resume is not None:
+            self._resume.cancel()
+            self._resume = None
+        if self._registry is not None:
+            self._registry.discard(self)
+        self.lost()
+        if self.handler is not None:
+            try:
+                self.handler.on_close()
+            except Exception:  # never into the loop
+                log.exception("%s: handling the disconnect failed", self.peer)
+
+    def lost(self) -> None:
+        """The connection is gone, the handler not yet told: drop what was read."""
+
+
+class LineConnection(BotConnection):
     """One TCP connection speaking newline-terminated messages.
 
     ``make_handler(connection)`` builds the handler when the connection is made.  A line
@@ -45,28 +111,14 @@ class LineConnection(asyncio.Protocol):
 
     def __init__(self, make_handler: Callable[["LineConnection"], LineHandler], max_line: int,
                  registry: set | None = None, lines_per_s: float | None = None, burst: int | None = None):
-        self._make_handler = make_handler
+        super().__init__(make_handler, registry)
         self.max_line = max_line
         self._buffer = bytearray()
         self._skipping = False
-        self._registry = registry
         self.lines_per_s = lines_per_s
         self._bucket = TokenBucket(lines_per_s, burst or 1) if lines_per_s is not None else None
         self._held = b""  # read but not yet handed on (the connection ran out of tokens)
-        self._resume: asyncio.TimerHandle | None = None
         self.paused = 0  # how many times this connection was paused (tests, logs)
-        self.transport: asyncio.Transport | None = None
-        self.handler: LineHandler | None = None
-        self.peer = "?"
-        self.closed = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-        peer = transport.get_extra_info("peername")
-        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
-        if self._registry is not None:
-            self._registry.add(self)
-        self.handler = self._make_handler(self)
 
     def data_received(self, data: bytes) -> None:
         buf = self._buffer
@@ -126,32 +178,6 @@ class LineConnection(asyncio.Protocol):
             self.handler.on_bad_line(f"line longer than {self.max_line} bytes; skipped")
         else:
             self.handler.on_line(line)
-
-    def write(self, data: bytes) -> bool:
-        """Send bytes; returns False (and drops the connection) if the peer stopped reading."""
-        if self.closed or self.transport is None:
-            return False
-        self.transport.write(data)
-        if self.transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
-            log.warning("%s: not reading what we send; connection dropped", self.peer)
-            self.transport.abort()
-            return False
-        return True
-
-    def close(self) -> None:
-        """Close after what was written has been sent."""
-        if self.transport is not None and not self.closed:
-            self.transport.close()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        if self._resume is not None:
-            self._resume.cancel()
-            self._resume = None
-        if self._registry is not None:
-            self._registry.discard(self)
-        if self.handler is not None:
-            self.handler.on_close()
 
 
 class LineServer:

@@ -49,7 +49,7 @@ from lxml import etree
 from games.arena.limits import TokenBucket
 from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
 from games.arena.tables import clean_name
-from games.arena.transport import MAX_WRITE_BUFFER, LineServer
+from games.arena.transport import BotConnection, LineServer
 from games.base import ProtocolError
 from games.blokus import protocol
 from games.blokus.rules import COLORS
@@ -219,7 +219,7 @@ class StreamLimits:
     burst: int = 1
 
 
-class XmlConnection(asyncio.Protocol):
+class XmlConnection(BotConnection):
     """One TCP connection speaking the XML stream; ``make_handler(connection)`` builds its
     handler, which gets ``on_message(element)`` (may return a coroutine: no further message is
     handed on until it is done), ``on_stream_end()``, ``on_refused(reason)`` and ``on_close()``.
@@ -232,29 +232,17 @@ class XmlConnection(asyncio.Protocol):
 
     def __init__(self, make_handler: Callable[["XmlConnection"], Any], limits: StreamLimits,
                  registry: set | None = None):
-        self._make_handler = make_handler
+        super().__init__(make_handler, registry)
         self.stream = XmlStream(limits.max_message_bytes, limits.max_depth, limits.max_elements)
         self.limits = limits
         self._bucket = TokenBucket(limits.messages_per_s, limits.burst) if limits.messages_per_s else None
-        self._registry = registry
         self._ready: deque = deque()  # parsed messages not yet handed on
         self._held = b""  # read but not yet parsed (paused)
-        self._resume: asyncio.TimerHandle | None = None
         self._busy: asyncio.Task | None = None
         self.paused = 0  # times this connection ran out of its share (tests, logs)
-        self.transport: asyncio.Transport | None = None
-        self.handler = None
-        self.peer = "?"
-        self.closed = False
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-        peer = transport.get_extra_info("peername")
-        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
-        if self._registry is not None:
-            self._registry.add(self)
+    def opened(self) -> None:
         self.write(protocol.PROTOCOL_OPEN)
-        self.handler = self._make_handler(self)
 
     def data_received(self, data: bytes) -> None:
         self._process(self._held + data if self._held else data)
@@ -334,38 +322,11 @@ class XmlConnection(asyncio.Protocol):
         if self._bucket is not None:
             self._bucket.give_back()
 
-    def is_closing(self) -> bool:
-        return self.closed or self.transport is None or self.transport.is_closing()
-
-    def write(self, data: bytes) -> bool:
-        """Send bytes; returns False (and drops the connection) if the peer stopped reading."""
-        if self.is_closing():
-            return False
-        self.transport.write(data)
-        if self.transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
-            log.warning("blokus %s: not reading what we send; connection dropped", self.peer)
-            self.transport.abort()
-            return False
-        return True
-
-    def close(self) -> None:
-        """Close after what was written has been sent."""
-        if self.transport is not None and not self.closed:
-            self.transport.close()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        if self._resume is not None:
-            self._resume.cancel()
-            self._resume = None
+    def lost(self) -> None:
         # A request in hand (a join waiting for its seat) runs to its end: it must see that
         # the client is gone and give the seat back, not stop half-way.
         self._ready.clear()
         self._held = b""
-        if self._registry is not None:
-            self._registry.discard(self)
-        if self.handler is not None:
-            self._call(self.handler.on_close)
 
 
 # --- rooms, reservations, observers ------------------------------------------------------------
