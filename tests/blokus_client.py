@@ -22,6 +22,7 @@ from lxml import etree
 
 from games.blokus import protocol
 from games.blokus.rules import COLORS, BlokusState
+from tests.serverproc import wait_until
 
 COLOR_NAMES = {c.lower() + "Shapes": c for c in COLORS}
 
@@ -154,16 +155,13 @@ class XmlClient:
         self.messages.append(msg)
 
     def wait_for(self, predicate: Callable[[], object], timeout: float = 20.0, what: str = "a message"):
-        """Poll ``predicate`` until it returns something truthy; AssertionError after ``timeout``."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                tags = [(m.tag, m.data_class) for m in self.messages[-5:]]
-                raise AssertionError(f"timed out after {timeout} s waiting for {what}; last messages {tags}")
-            time.sleep(0.01)
+        """Poll ``predicate`` until it returns something truthy; AssertionError after ``timeout``
+        (naming the last messages received)."""
+        try:
+            return wait_until(predicate, timeout, what, interval=0.01)
+        except AssertionError as exc:
+            tags = [(m.tag, m.data_class) for m in self.messages[-5:]]
+            raise AssertionError(f"{exc}; last messages {tags}") from None
 
     def wait_message(self, tag: str, data_class: str | None = None, timeout: float = 20.0) -> Message:
         """The first message with ``tag`` (and room data ``class``), waiting for it."""
