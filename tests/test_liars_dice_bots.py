@@ -50,3 +50,33 @@ def test_the_probability_cache_is_bounded():
         bots.at_least(k + 10**6, 5)
     info = bots.at_least.cache_info()
     assert info.maxsize == bots.AT_LEAST_CACHE and info.currsize <= bots.AT_LEAST_CACHE
+
+
+def test_the_probability_bot_never_challenges_its_own_bid():
+    """After its own bid the probability bot lets it stand, even one it rates unlikely (such
+    as 2 x one, its best raise over 1 x six with one die each): challenging it can only cost
+    its own die."""
+    asked = 0
+    for seed in range(300):
+        state = new_state({"players": 2 + seed % 3, "dice": 1 + seed % 3, "games": 1}, seed)
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            answers = {}
+            for s in state.to_act():
+                answers[s] = bots.probability_bot(state.observation(s), state.legal_actions(s), rng)
+                if s != state.on_turn and state.last_bidder == s:
+                    asked += 1
+                    assert answers[s] == "pass", (seed, state.observation(s))
+            state.apply(answers)
+    assert asked > 500
+
+
+def test_the_probability_bot_challenges_a_bid_past_the_table():
+    """A count above the dice in play (which the reference accepts) is certainly false."""
+    state = new_state({"players": 2, "dice": 2, "games": 1}, 3)
+    first, second = state.to_act()
+    state.apply({first: ["bid", 2, 5], second: "pass"})
+    assert state.last_bid == (2, 5)
+    assert state.legal_actions(second) == ["challenge"]
+    assert bots.probability_bot(state.observation(second), state.legal_actions(second), random.Random(1)) == "challenge"
+    assert bots.bid_probability(2, 5, [2, 2], 4) == 0.0

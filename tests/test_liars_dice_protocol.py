@@ -188,10 +188,11 @@ def test_every_message_of_random_matches_keeps_the_invariants():
     ([3, 2], [BID, 3, 2]),
     ([3.0, 2.0], [BID, 3, 2]),
     ([6, 1], [BID, 6, 1]),
-    ([7, 0], [BID, 7, 0]),          # two numbers: the rules decide (it loses on turn)
-    ([2.5, 3], [BID, 2.5, 3]),
+    ([7, 0], [BID, 7, 0]),          # two whole numbers: the rules decide (it loses on turn)
     ([-1, 3], [BID, -1, 3]),
-    ([3, 10 ** 30], [BID, 3, 10 ** 30]),
+    ([3, 2**31 - 1], [BID, 3, 2**31 - 1]),   # past any table, but a count: a bid
+    ([3, 2147483647.0], [BID, 3, 2**31 - 1]),
+    ([3, -(2**31 - 1)], [BID, 3, -(2**31 - 1)]),
 ])
 def test_move_to_action(move, action):
     got = protocol.move_to_action(move)
@@ -204,17 +205,29 @@ def test_move_to_action(move, action):
 
 
 @pytest.mark.parametrize("move", [
-    None, 3, 2.0, True, {}, {"face": 3, "count": 2}, [], [3], [3, 2, 1], [True, 2], [3, False],
-    ["3", 2], [None, 2], [[3], 2], [3, {}], [float("nan"), 1], [3, float("inf")],
+    None, 3, 2.0, True, {}, {"face": 3, "count": 2}, [], [3], [3, 2, 1],
 ])
 def test_move_to_action_refuses_other_shapes(move):
     with pytest.raises(ProtocolError, match='"move" must be'):
         protocol.move_to_action(move)
 
 
-def test_a_huge_integer_count_is_a_number_not_a_crash():
+@pytest.mark.parametrize("move", [
+    [True, 2], [3, False], ["3", 2], [None, 2], [[3], 2], [3, {}], [float("nan"), 1], [3, float("inf")],
+    [2.5, 3], [3, 2.5], [3, 2**31], [2**31, 1], [3, -(2**31)], [3, 2147483648.0], [3, 10**30],
+])
+def test_a_bid_of_anything_but_two_whole_numbers_up_to_2_31_is_malformed(move):
+    """A count the reference would take as a raise is a bid here too; a number no integer of 32
+    bits holds, a fraction or a boolean is a malformed reply (it loses the round)."""
+    with pytest.raises(ProtocolError, match=r"a bid is \[face, count\], two whole numbers up to 2147483647"):
+        protocol.move_to_action(move)
+
+
+def test_a_huge_integer_count_is_a_malformed_reply_not_a_crash():
     msg = protocol.parse_line(b'{"message_id":"x","move":[3,' + b"9" * 500 + b"]}")
-    assert protocol.move_to_action(msg["move"]) == [BID, 3, int("9" * 500)]
+    with pytest.raises(ProtocolError) as info:
+        protocol.move_to_action(msg["move"])
+    assert len(str(info.value)) < 200
 
 
 @pytest.mark.parametrize("line", [

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from games.liars_dice.rules import (
-    BID, CHALLENGE, PASS, bid_raises, is_valid_bid, new_state, normalize_config,
+    BID, CHALLENGE, MAX_COUNT, PASS, RECENT_BIDS, bid_raises, is_valid_bid, new_state, normalize_config,
 )
 
 
@@ -55,16 +55,17 @@ def lose_round(state, seat):
 ])
 def test_raise_rule(old, new, raises):
     assert bid_raises(*old, *new) is raises
-    assert is_valid_bid([BID, *new], old, 30) is raises
+    assert is_valid_bid([BID, *new], old) is raises
 
 
 @pytest.mark.parametrize("bid", [
     [BID, 0, 2], [BID, 7, 2], [BID, -1, 2], [BID, 3, 0], [BID, 3, -4],
     [BID, True, 2], [BID, 3, True], [BID, 3.0, 2], [BID, 3, 2.0], [BID, 2.5, 3],
     [BID, "3", 2], [BID, None, 2], [BID, 3], [BID, 3, 2, 1], [3, 2], "bid", None, CHALLENGE, PASS,
+    [BID, 3, MAX_COUNT + 1], [BID, 3, 10**4000],
 ])
 def test_bids_that_are_not_dice(bid):
-    assert not is_valid_bid(bid, (0, 0), 30)
+    assert not is_valid_bid(bid, (0, 0))
 
 
 def test_normalize_config_defaults_and_errors():
@@ -346,7 +347,7 @@ def test_legal_actions():
     assert state.legal_actions(c) == [PASS, CHALLENGE]
     assert sorted(state.legal_actions(b), key=str) == sorted(
         [CHALLENGE, [BID, 5, 5], [BID, 6, 5]] + [[BID, f, 6] for f in range(1, 7)], key=str)
-    assert all(is_valid_bid(x, state.last_bid, sum(state.counts)) for x in state.legal_actions(b) if x != CHALLENGE)
+    assert all(is_valid_bid(x, state.last_bid) for x in state.legal_actions(b) if x != CHALLENGE)
     step(state, {b: [BID, 6, 6]})
     assert state.legal_actions(c) == [CHALLENGE], "no bid left to make: challenge"
 
@@ -523,18 +524,79 @@ def test_random_playouts(players, dice, games, seed, policy_seed, weights):
     assert replayed == happenings_seen and replay.full_observation() == state.full_observation()
 
 
+# --- the reference's bid rule -------------------------------------------------------------------
+
+def reference_check_next_bid(curr: dict, nxt: dict) -> bool:
+    """The reference server's raise check, transcribed from its words in the notes ("A bid
+    [face, count] raises [oldface, oldcount] when count >= oldcount and (count > oldcount or
+    face > oldface)") on its own bid shape ``{"value": face, "count": count}``; it never looks
+    at the dice on the table."""
+    if nxt["count"] < curr["count"]:
+        return False
+    if nxt["count"] > curr["count"]:
+        return True
+    return nxt["value"] > curr["value"]
+
+
+BIDS = st.tuples(st.integers(1, 6), st.integers(1, MAX_COUNT))
+SMALL_COUNTS = st.tuples(st.integers(1, 6), st.integers(1, 30))  # pairs near each other, too
+
+
+@settings(max_examples=2000, deadline=None)
+@given(old=st.one_of(st.just((0, 0)), BIDS, SMALL_COUNTS), new=st.one_of(BIDS, SMALL_COUNTS))
+def test_every_pair_of_bids_gets_the_reference_verdict(old, new):
+    """Every bid [face 1-6, count 1 .. 2**31 - 1] after every bid or the start [0, 0]: valid
+    here exactly when the reference's check calls it a raise, whatever the dice in play."""
+    expected = reference_check_next_bid({"value": old[0], "count": old[1]}, {"value": new[0], "count": new[1]})
+    assert bid_raises(*old, *new) is expected
+    assert is_valid_bid([BID, *new], old) is expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(players=st.integers(2, 6), dice=st.integers(1, 6), seed=st.integers(0, 2**32),
+       old=st.one_of(st.just((0, 0)), BIDS, SMALL_COUNTS), new=st.one_of(BIDS, SMALL_COUNTS))
+def test_a_match_takes_the_bids_the_reference_takes(players, dice, seed, old, new):
+    """At a real table (2-6 players, few dice): the bid stands when it raises by the reference's
+    rule, past the dice on the table or not; else the player on turn loses the round."""
+    state, order = fresh(players=players, dice=dice, seed=seed)
+    if old != (0, 0):
+        assert step(state, {order[0]: [BID, *old]}) == []
+    bidder = state.on_turn
+    happenings = step(state, {bidder: [BID, *new]})
+    if reference_check_next_bid({"value": old[0], "count": old[1]}, {"value": new[0], "count": new[1]}):
+        assert happenings == [] and state.last_bid == new and state.last_bidder == bidder
+        assert state.bids[-1] == [bidder, *new]
+    else:
+        (over,) = happenings
+        assert (over["reason"], over["round_loser"], over["round_challenger"]) == ("invalid_move", bidder, None)
+
+
 @settings(max_examples=60, deadline=None)
 @given(players=st.integers(2, 6), dice=st.integers(1, 6), face=st.integers(1, 6),
-       excess=st.one_of(st.integers(1, 50), st.just(10**4000 - 6 * 6)))
-def test_a_bid_of_more_dice_than_on_the_table_loses_the_round(players, dice, face, excess):
-    """Issue 6, item 10: ``[face, 10**4000]`` (or any count over the dice in play) is an
-    impossible bid: the player on turn loses a die, and the bid never stands."""
+       excess=st.one_of(st.integers(1, 50), st.just(MAX_COUNT - 6 * 6)))
+def test_a_bid_past_the_dice_on_the_table_stands_and_a_challenge_decides_it(players, dice, face, excess):
+    """A count above the dice in play is a raise, as for the reference (whose basic.js raises the
+    count by one whatever is left), and certainly false: whoever challenges it wins, and the
+    bidder loses a die."""
     state, order = fresh(players=players, dice=dice)
-    on_turn = order[0]
+    bidder = order[0]
     count = players * dice + excess
-    happenings = step(state, {on_turn: [BID, face, count]})
-    assert happenings and happenings[0]["reason"] == "invalid_move"
-    assert happenings[0]["round_loser"] == on_turn
-    assert state.counts[on_turn] == dice - 1 and state.bids == []
-    assert not is_valid_bid([BID, face, count], (0, 0), players * dice)
-    assert is_valid_bid([BID, face, players * dice], (0, 0), players * dice)
+    assert step(state, {bidder: [BID, face, count]}) == []
+    assert state.last_bid == (face, count) and state.last_bidder == bidder
+    challenger = state.to_act()[-1 if players > 2 else 0]
+    (over,) = step(state, {challenger: CHALLENGE})
+    assert (over["reason"], over["round_challenger"], over["round_loser"]) == ("challenge", challenger, bidder)
+    assert over["bid"] == [face, count] and over["shown"] <= players * dice
+    assert state.counts[bidder] == dice - 1
+
+
+def test_a_round_that_runs_on_keeps_its_views_small():
+    """Two players raising the count by one, 1,000 times: the state and its views keep the
+    latest RECENT_BIDS bids and the number made."""
+    state, (a, b) = fresh(players=2, dice=1)
+    for count in range(1, 1001):
+        assert step(state, {state.on_turn: [BID, 3, count]}) == []
+    view = state.public_observation()
+    assert view["bids_made"] == 1000 and len(view["bids"]) == RECENT_BIDS
+    assert view["bids"][-1][1:] == [3, 1000] and view["bids"][0][1:] == [3, 1001 - RECENT_BIDS]
+    assert len(json.dumps(view)) < 3000

@@ -63,6 +63,14 @@ def _answers(group) -> list[dict]:
             for _, seat, action, forced, reason, think, _, detail in group]
 
 
+def logged_steps(match_id: int):
+    """Yield ``(step, answers)`` for a match's whole log in order, ``answers`` as in
+    :func:`frames` (``seat``, ``action``, ``forced``, ``reason``, ``think_ms``, ``detail``):
+    for a game's export, which re-runs its rules from the first state itself."""
+    for step, group in _events(match_id):
+        yield step, _answers(group)
+
+
 def _restore(match: Match, before_step: int | None):
     """``(state, steps applied, last seq)``: from the latest snapshot at or before
     ``before_step`` (the last one when None) that loads, else the match's first state."""

@@ -5,8 +5,11 @@ from django.conf import settings
 
 from games.arena.registry import ConfigField, GameSpec, register
 from games.arena.seats import Answer
-from games.liars_dice import rules
+from games.liars_dice import logs, rules
 from games.liars_dice.bots import BUILTIN_BOTS
+
+#: What a person's silence in the challenge window is recorded as (a pass, not forced).
+WINDOW_RAN_OUT = "let the bid stand"
 
 
 def human_auto_answer(state: rules.LiarsDiceState, seat: int) -> Answer | None:
@@ -31,7 +34,14 @@ def human_timeout_answer(state: rules.LiarsDiceState, seat: int, seconds: float)
     """Silence on turn loses the round, like a bot's; silence in the window is a pass."""
     if seat == state.on_turn:
         return Answer(None, True, f"no move within {seconds:g} s")
-    return Answer(rules.PASS, False, "let the bid stand")
+    return Answer(rules.PASS, False, WINDOW_RAN_OUT)
+
+
+def late(reason: str) -> bool:
+    """Whether an answer's recorded ``reason`` says its seat said nothing before the deadline:
+    a bot's "no reply within N s" (transport.py), a person's "no move within N s" on turn, or a
+    person's challenge window run out (:func:`human_timeout_answer`)."""
+    return reason.startswith(("no reply within ", "no move within ")) or reason == WINDOW_RAN_OUT
 
 
 def human_action_ok(state: rules.LiarsDiceState, seat: int, action) -> bool:
@@ -43,8 +53,9 @@ def human_action_ok(state: rules.LiarsDiceState, seat: int, action) -> bool:
 #: Bound on a new table's length (issue 6, item 8): ``games x (dice on the table)^2``.  A game
 #: takes about (players x dice)^2 answers (6 x 6 dice: ~1,500; 6 x 20: ~15,000; 2 x 6: ~75,
 #: measured with the probability bot), so this keeps a match near 150,000 answers at most
-#: while allowing 1,000 games of two players with 6 dice.  Hostile bots can lengthen rounds
-#: only up to 6 bids per die on the table (a count above the dice is an invalid bid).
+#: while allowing 1,000 games of two players with 6 dice.  It bounds the length of matches
+#: played as the configuration expects, not of every match: bots that keep raising the count
+#: (any count up to 2**31 - 1 raises, as for the reference) make a round as long as they like.
 MATCH_BUDGET = 150_000
 
 
@@ -61,6 +72,14 @@ def auto_config() -> dict:
     cfg = settings.ARENA
     return {"players": cfg["LIARS_DICE_AUTO_PLAYERS"], "dice": cfg["LIARS_DICE_AUTO_DICE"],
             "games": cfg["LIARS_DICE_AUTO_GAMES"]}
+
+
+def _export_jsonl(match, state, names, params) -> tuple[str, str, str]:
+    """The match as JSON lines, one per move with every player's answer (logs.py)."""
+    from games.arena import replay  # the event log's models: only once Django is set up
+
+    lines = logs.export_lines(match.config, match.seed, replay.logged_steps(match.pk), names, late, match.pk)
+    return f"liars-dice-match{match.pk}.jsonl", "application/x-ndjson", "".join(lines)
 
 
 async def _start_listener(arena):
@@ -89,6 +108,7 @@ SPEC = register(GameSpec(
     human_action_ok=human_action_ok,
     auto_config=auto_config,
     limit_config=limit_config,
+    exports={"jsonl": ("moves as JSON lines (every answer)", _export_jsonl)},
     start_listener=_start_listener,
     protocol_note="Bots: connect over TCP to port {port}, one JSON object per line. A bot takes the oldest "
                   "open bot seat, or waits at an automatic table.",

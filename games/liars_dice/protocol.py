@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from games.base import Action, ProtocolError
-from games.liars_dice.rules import BID, CHALLENGE, PASS
+from games.liars_dice.rules import BID, CHALLENGE, MAX_COUNT, PASS
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -98,22 +98,37 @@ def parse_line(line: bytes) -> dict:
     return msg
 
 
+def _bid_number(x: Any) -> int | None:
+    """``x`` as a bid's number: an integer (an integral float counts, as it does for the
+    reference, whose numbers are JavaScript's) of at most ``MAX_COUNT`` either way; else None."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, float):
+        if not (math.isfinite(x) and x.is_integer()):
+            return None
+        x = int(x)
+    if isinstance(x, int) and -MAX_COUNT <= x <= MAX_COUNT:
+        return x
+    return None
+
+
 def move_to_action(move: Any) -> Action:
     """Turn a ``move_response.move`` into a rules action (notes, "One move").
 
     ``"challenge"`` challenges; any other string is ``"pass"`` (no action when not on turn, a
-    lost round on turn); an array of exactly two finite numbers is a bid (integral floats
-    count as integers, as they do for the reference; integers of any size stay integers).
-    Raises :class:`ProtocolError` for anything else.
+    lost round on turn); an array of exactly two whole numbers within +-``MAX_COUNT``
+    (2**31 - 1) is a bid, which the rules then judge (face 1-6, a count from 1 that raises).
+    Raises :class:`ProtocolError` for anything else, a huge count, a fraction or a boolean
+    included: a malformed reply, which loses the round.
     """
     if isinstance(move, str):
         return CHALLENGE if move == CHALLENGE else PASS
-    if isinstance(move, list) and len(move) == 2 and all(
-        (isinstance(x, int) and not isinstance(x, bool)) or (isinstance(x, float) and math.isfinite(x)) for x in move
-    ):
-        # float(x) on a huge int raises OverflowError, so only floats are looked at here.
-        face, count = (int(x) if isinstance(x, float) and x.is_integer() else x for x in move)
-        return [BID, face, count]
+    if isinstance(move, list) and len(move) == 2:
+        face, count = _bid_number(move[0]), _bid_number(move[1])
+        if face is not None and count is not None:
+            return [BID, face, count]
+        raise ProtocolError(f"a bid is [face, count], two whole numbers up to {MAX_COUNT}; got "
+                            + _dumps(move)[:60])
     raise ProtocolError('"move" must be "challenge", "pass" or [face, count]; got ' + _dumps(move)[:60])
 
 

@@ -9,9 +9,10 @@ are settled in turn order (notes, "One move"):
    resolved: the dice showing exactly the bid face (ones are not wild) are counted over all
    hands; if there are at least as many as bid the challenger loses a die, else the bidder.
    A challenge before any bid always fails;
-3. else the player on turn must have made a valid raising bid, or loses the round; a bid of
-   more dice than are on the table is impossible and as invalid as one that does not raise
-   (issue 6, item 10: without this bound a bot could raise forever with ever larger counts);
+3. else the player on turn must have made a valid raising bid, or loses the round.  Any count
+   that raises is valid, as for the reference, also one larger than the dice on the table (a
+   certainly false bid, which anyone may challenge): bots written for the reference raise the
+   count by one whatever is left.  Counts stop at :data:`MAX_COUNT` (the codec's bound);
 4. else the bid stands and the turn passes on.
 
 Actions, per seat: ``["bid", face, count]``, ``"challenge"``, ``"pass"`` or ``None``.  Seats are
@@ -31,6 +32,13 @@ BID = "bid"
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
 MAX_DICE = 20
 MAX_GAMES = 1000
+#: Largest count a bid may have (2**31 - 1, what a 32-bit integer holds).  The reference sets
+#: none; the codec treats a larger number as a malformed reply, so the rules never hold one.
+MAX_COUNT = 2**31 - 1
+#: Bids of the round kept in the state and its views, the latest last (``bids_made`` counts
+#: them all): with counts unbounded by the table a round may run on, and a view must not grow
+#: with it.
+RECENT_BIDS = 50
 
 DEFAULT_CONFIG = {"players": 2, "dice": 6, "games": 1}
 
@@ -57,15 +65,17 @@ def bid_raises(old_face: int, old_count: int, face: int, count: int) -> bool:
     return count >= old_count and (count > old_count or face > old_face)
 
 
-def is_valid_bid(action: Action, last_bid: tuple[int, int], dice_on_table: int) -> bool:
+def is_valid_bid(action: Action, last_bid: tuple[int, int]) -> bool:
     """Whether ``action`` is ``["bid", face, count]`` with face 1-6 and count from 1 to
-    ``dice_on_table`` (all dice still in the game), raising ``last_bid``."""
+    :data:`MAX_COUNT`, raising ``last_bid`` (``(0, 0)`` before the round's first bid) by
+    :func:`bid_raises`: the reference's rule, whatever the dice on the table (notes, "Bids and
+    challenges")."""
     if not (isinstance(action, list) and len(action) == 3 and action[0] == BID):
         return False
     face, count = action[1], action[2]
     if type(face) is not int or type(count) is not int:  # bools and floats are not dice
         return False
-    return (1 <= face <= 6 and 1 <= count <= dice_on_table
+    return (1 <= face <= 6 and 1 <= count <= MAX_COUNT
             and bid_raises(last_bid[0], last_bid[1], face, count))
 
 
@@ -75,7 +85,7 @@ class LiarsDiceState(State):
     __slots__ = (
         "num_seats", "dice_per_player", "games", "rng", "game_number", "round_number",
         "move_number", "order", "counts", "hands", "on_turn", "last_bid", "last_bidder",
-        "bids", "wins", "last_round", "terminal", "_to_act",
+        "bids", "bids_made", "wins", "last_round", "terminal", "_to_act",
     )
 
     def __init__(self, config: Mapping, seed: int):
@@ -107,7 +117,8 @@ class LiarsDiceState(State):
         self.on_turn = starter
         self.last_bid = (0, 0)
         self.last_bidder: int | None = None
-        self.bids: list[list[int]] = []
+        self.bids: list[list[int]] = []  # [seat, face, count], the last RECENT_BIDS of the round
+        self.bids_made = 0
         self._to_act = self._alive_from(starter)
 
     def _alive_from(self, seat: int) -> tuple[int, ...]:
@@ -137,7 +148,8 @@ class LiarsDiceState(State):
 
     def legal_actions(self, seat: int) -> list[Action]:
         """Sensible answers: challenge (once there is a bid) and every raising bid up to all
-        dice on the table, for the player on turn; ``"pass"`` and challenge otherwise."""
+        dice on the table, for the player on turn (higher counts are valid too, but certainly
+        false: only challenge is left after one); ``"pass"`` and challenge otherwise."""
         if seat not in self.to_act():
             return []
         challenge = [CHALLENGE] if self.last_bid != (0, 0) else []
@@ -175,11 +187,14 @@ class LiarsDiceState(State):
                 loser = seat if shown >= count else self.last_bidder
                 return self._end_round(loser=loser, challenger=seat, reason="challenge", shown=shown)
         bid = actions[self.on_turn]  # 3. the player on turn must raise
-        if not is_valid_bid(bid, self.last_bid, sum(self.counts)):
+        if not is_valid_bid(bid, self.last_bid):
             return self._end_round(loser=self.on_turn, challenger=None, reason="invalid_move")
         self.last_bid = (bid[1], bid[2])  # 4. the bid stands
         self.last_bidder = self.on_turn
         self.bids.append([self.on_turn, bid[1], bid[2]])
+        self.bids_made += 1
+        if len(self.bids) > RECENT_BIDS:
+            del self.bids[0]
         self.on_turn = self._next_alive_after(self.on_turn)
         self.move_number += 1
         self._to_act = self._alive_from(self.on_turn)
@@ -231,6 +246,7 @@ class LiarsDiceState(State):
             "last_bid": list(self.last_bid) if self.last_bidder is not None else None,
             "last_bidder": self.last_bidder,
             "bids": [list(b) for b in self.bids],
+            "bids_made": self.bids_made,
             "wins": list(self.wins),
             "last_round": self.last_round,
             "terminal": self.terminal,
@@ -263,6 +279,15 @@ class LiarsDiceState(State):
         best = max(self.wins)
         leaders = [s for s, w in enumerate(self.wins) if w == best]
         return {"scores": list(self.wins), "winner": leaders[0] if len(leaders) == 1 else None}
+
+    def __setstate__(self, state) -> None:
+        """Unpickling (replay snapshots): a snapshot written before ``bids_made`` existed kept
+        every bid of its round, so their number is its length."""
+        _, slots = state
+        for name, value in slots.items():
+            setattr(self, name, value)
+        if "bids_made" not in slots:
+            self.bids_made = len(self.bids)
 
     def clone(self) -> "LiarsDiceState":
         other = object.__new__(LiarsDiceState)

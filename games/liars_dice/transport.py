@@ -165,6 +165,7 @@ class LiarsDiceBot(SeatEndpoint):
             return resolved(Answer(None, True, "disconnected"))
         message_id = os.urandom(6).hex()
         deadline = self.deadline_s
+        # game.late() reads this reason as "said nothing in time" (the export's late mark).
         self.request = TimedRequest(deadline, lambda: Answer(None, True, f"no reply within {deadline:g} s"),
                                     key=message_id)
         if not self.conn.write(protocol.move_request(state.observation(seat), message_id)):
