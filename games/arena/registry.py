@@ -66,6 +66,9 @@ class GameSpec:
       should not suffer); None plays their seat as a silent bot (each request answered at once
       as the game's timeout rule says: in Liar's Dice a lost round, as the reference does with
       a disconnected bot);
+    - ``strongest_bot``: the built-in bot that plays best, which the lobby's "Play a bot now"
+      seats against a person (every other seat of the game's default table); None: the game
+      has no such button;
     - ``seat_tag(config, index)``: a seat's short tag ("2", Jass "E"), added to a name that
       more than one seat has ("Random bot (E)");
     - ``hidden_information``: False for games where everyone may see everything (Blokus): a
@@ -104,6 +107,7 @@ class GameSpec:
     teams: Callable[[Mapping], list[tuple[str, tuple[int, ...]]]] | None = None
     seat_tag: Callable[[Mapping, int], str] = field(default=lambda config, index: str(index + 1))
     standin: str | None = None
+    strongest_bot: str | None = None
     describe_config: Callable[[Mapping], list[str]] | None = None
     hidden_information: bool = True
     pause_after: Callable[[list[dict]], bool] = field(default=bool)

@@ -94,6 +94,7 @@ SPEC = register(GameSpec(
                     "or 2027 game: one the official server wrote, or one downloaded from a finished match here.",),
     import_accept=".xml,.txt,application/xml,text/xml",
     standin="heuristic",
+    strongest_bot="heuristic",
     # The board is public, and every step is one move: no round to pause after.
     hidden_information=False,
     pause_after=lambda happenings: False,

@@ -72,6 +72,7 @@ SPEC = register(GameSpec(
     describe_config=describe_config,
     seat_tag=lambda config, index: "NESW"[index],
     standin="rules",
+    strongest_bot="rules",
     teams=lambda config: [("N–S", (0, 2)), ("E–W", (1, 3))],
     seat_label=lambda config, index: f"{rules.SEAT_NAMES[index]} · team {'N–S' if index % 2 == 0 else 'E–W'}",
     exports={"log": ("seed log format (JSON, all four hands)", _export_log),

@@ -110,6 +110,7 @@ SPEC = register(GameSpec(
     limit_config=limit_config,
     exports={"jsonl": ("moves as JSON lines (every answer)", _export_jsonl)},
     start_listener=_start_listener,
+    strongest_bot="probability",
     protocol_note="Bots: connect over TCP to port {port}, one JSON object per line. A bot takes the oldest "
                   "open bot seat, or waits at an automatic table.",
     seats_note='"Open" seats wait for a person who opens the table\'s page, or for the next bot '
