@@ -102,9 +102,9 @@ class Bot:
         last = msg["last_bid"]
         if last == [0, 0]:
             return [self.rng.randint(1, 6), 1]
-        if self.rng.random() < 0.35 or last[1] >= sum(dice for _, dice in msg["other_hands"]):
-            return "challenge"  # (a count over the dice on the table is an impossible bid)
-        return [last[0], last[1] + 1]
+        if self.rng.random() < 0.35:
+            return "challenge"
+        return [last[0], last[1] + 1]  # past the dice on the table too, as basic.js raises
 
 
 def bots_main(port: int, matches: int, pairs: int) -> None:
@@ -243,17 +243,24 @@ async def server_main(args, results: dict) -> None:
 
 
 def check_log(results: dict) -> dict:
-    """Event rows against the bots' answers; each match replayed from its log."""
+    """Event rows against the bots' answers; each match replayed from its log, counting the
+    bids past the dice on the table that stood and the rounds lost by an invalid move (the
+    bots make none: every raise is valid, as for the reference)."""
     from django.db.models import Count, Max
 
     from games.arena import replay
     from games.arena.models import Event, Match
+    from games.liars_dice.rules import new_state
 
     matches = list(Match.objects.order_by("pk"))
     per_match = {r["match"]: r for r in Event.objects.values("match").annotate(n=Count("id"), top=Max("seq"))}
-    replay_ok = 0
+    replay_ok = past_table = invalid = 0
     for m in matches:
-        state = replay.final_state(m)
+        state = new_state(m.config, m.seed)
+        for _, answers in replay.logged_steps(m.pk):
+            happenings = state.apply({a["seat"]: a["action"] for a in answers})
+            past_table += not happenings and state.last_bid[1] > sum(state.counts)
+            invalid += sum(h["reason"] == "invalid_move" for h in happenings)
         if m.status == "finished" and state.is_terminal() and state.result() == m.result:
             replay_ok += 1
     return {
@@ -264,6 +271,8 @@ def check_log(results: dict) -> dict:
         "forced": Event.objects.filter(forced=True).count(),
         "seq_gapless": all(r["n"] == r["top"] for r in per_match.values()),
         "replayed_ok": replay_ok,
+        "past_table": past_table,
+        "invalid_moves": invalid,
     }
 
 
@@ -367,12 +376,13 @@ def main() -> None:
                   f"target p99 < 1000 us)")
         ok = (log["events"] == bots["requests"] == counters["asks"] == results["written"]
               and log["forced"] == 0 and log["seq_gapless"] and log["finished"] == bots["matches"]
-              and log["games_won"] == games and log["replayed_ok"] == log["matches"])
+              and log["games_won"] == games and log["replayed_ok"] == log["matches"] and log["invalid_moves"] == 0)
         print(f"  event log: {log['events']} rows written ({results['written']} by the writer) for "
               f"{bots['requests']} answers sent by the bots and {counters['asks']} requests asked; "
               f"{log['forced']} forced; seq gapless: {log['seq_gapless']}; {log['finished']}/{log['matches']} "
               f"matches finished, {log['games_won']} games in their results; {log['replayed_ok']} replayed from "
-              f"the log to the stored result  -> {'OK' if ok else 'MISMATCH'}")
+              f"the log to the stored result; {log['past_table']} bids past the dice on the table stood, "
+              f"{log['invalid_moves']} rounds lost by an invalid move  -> {'OK' if ok else 'MISMATCH'}")
         if not ok:
             sys.exit(1)
     finally:

@@ -14,17 +14,30 @@ from typing import Callable
 
 
 def simple_move(msg: dict, rng: random.Random = random.Random(0)):
-    """A plausible bot: on turn, raise by one or challenge now and then (always once the count
-    is all the dice on the table: more would be an impossible bid); else pass."""
+    """A plausible bot: on turn, raise the count by one or (35%) challenge; else pass.  Like
+    the reference's own bots/basic.js it raises past the dice on the table: a certainly false
+    bid, which the reference accepts and leaves to the next challenge."""
     on_turn = msg["other_hands"][0][0] == 0
     last = msg["last_bid"]
     if not on_turn:
         return "pass"
     if last == [0, 0]:
         return [rng.randint(1, 6), 1]
-    if rng.random() < 0.35 or last[1] >= sum(dice for _, dice in msg["other_hands"]):
+    if rng.random() < 0.35:
         return "challenge"
     return [last[0], last[1] + 1]
+
+
+def basic_move(msg: dict, rng: random.Random = random.Random(0)):
+    """As the reference simulator's bots/basic.js plays: anyone challenges a standing bid with
+    probability 0.2; otherwise the player on turn bids the last bid with its count raised by
+    one (face 1 to open), whatever the dice on the table; the others pass."""
+    last = msg["last_bid"]
+    if last[0] > 0 and rng.random() < 0.2:
+        return "challenge"
+    if msg["other_hands"][0][0] == 0:
+        return [last[0] or 1, last[1] + 1]
+    return "pass"
 
 
 def slow_simple_move(delay_s: float, rng: random.Random) -> Callable:

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from tests.ld_bot import LDBot, simple_move
+from tests.ld_bot import LDBot, basic_move, simple_move
 from tests.serverproc import start_arena, wait_until
 
 DEADLINE = 0.5
@@ -327,13 +327,90 @@ def test_message_id_must_match_wrong_ones_are_ignored(arena_factory):
     assert re.search(r"\(careful\): reply to message_id '[0-9a-f]+x', expected '[0-9a-f]+'; ignored", arena.log())
 
 
+# --- bids past the dice on the table ---------------------------------------------------------------
+
+def basic(bot, msg):
+    """As the reference's bots/basic.js plays (tests/ld_bot.basic_move), with the bot's own
+    random stream."""
+    return basic_move(msg, bot.rng)
+
+
+def test_bots_that_play_as_basic_js_bid_past_the_table_and_a_challenge_decides(arena_factory):
+    """basic.js raises the count by one whatever is left; the reference takes such a bid as a
+    raise and lets the next challenge decide it.  20 one-die games of two such bots: no round
+    is lost by an invalid move, bids past the two dice stand, and a challenge of one costs the
+    bidder its die."""
+    arena = serve(arena_factory, players=2, dice=1, games=20)
+    one = Bot(arena.liars_dice_port, name="basic-1", decide=basic, seed=1)
+    two = Bot(arena.liars_dice_port, name="basic-2", decide=basic, seed=2)
+    wait_closed(one, two)
+    overs = one.round_overs()
+    assert len(overs) == 20
+    assert all(o["round_challenger"] != -1 for o in overs), "no round lost by an invalid or missing move"
+    past = [m for m in one.requests() if m["last_bid"][1] > sum(n for _, n in m["other_hands"])]
+    assert len(past) >= 3, "bids past the dice on the table stood"
+    judged_past = 0
+    for over in overs:
+        last_request = [m for m in one.received[:one.received.index(over)] if m["subject"] == "move_request"][-1]
+        if last_request["last_bid"][1] > 2:  # a certainly false bid was challenged
+            judged_past += 1
+            bidder = last_request["other_hands"][-1][0]  # the previous bidder is listed last
+            assert over["round_loser"] == bidder, "the bidder loses, whoever challenged (basic.js may challenge its own bid)"
+    assert judged_past >= 1
+    match = finished_match(arena)
+    assert not any(e["forced"] for e in match["events"])
+    assert sum(match["result"]["scores"]) == 20
+
+
+def test_a_finished_match_downloads_as_json_lines_one_per_move(arena_factory):
+    """From the match page's link, on the running server: one line per move, every player's
+    answer with the late and the malformed one marked as the server recorded them."""
+    arena = serve(arena_factory, dice=3)
+
+    def sloppy_then_basic(bot, msg):
+        k = len(bot.requests())
+        if k == 1:
+            bot.reply_later(DEADLINE + 0.3, msg, basic(bot, msg))  # late: the round is lost
+            return None
+        if k == 2:
+            return [3, 2**31]  # a count no 32-bit integer holds: malformed, the round is lost
+        return basic(bot, msg)
+
+    sloppy = Bot(arena.liars_dice_port, name="sloppy", decide=sloppy_then_basic, seed=3)
+    plain = Bot(arena.liars_dice_port, name="plain", decide=basic, seed=4)
+    wait_closed(sloppy, plain)
+    match = finished_match(arena)
+    page = urllib.request.urlopen(f"{arena.url}/matches/{match['id']}/", timeout=10).read().decode()
+    link = re.search(r'<a href="([^"]+)" download>moves as JSON lines', page).group(1)
+    with urllib.request.urlopen(arena.url + link, timeout=10) as resp:
+        assert resp.headers["Content-Type"] == "application/x-ndjson"
+        lines = [json.loads(line) for line in resp.read().decode().splitlines()]
+    assert len(lines) == len(sloppy.requests()) == len(plain.requests()), "one line per move"
+    assert [line["step"] for line in lines] == list(range(1, len(lines) + 1))
+    sloppy_seat, plain_seat = seat_of(match, "sloppy"), seat_of(match, "plain")
+    for line, request in zip(lines, plain.requests()):
+        assert sorted(a["seat"] for a in line["answers"]) == [0, 1], "every player's answer"
+        assert line["last_bid"] == request["last_bid"] and line["move_number"] == request["move_number"]
+        assert line["hands"][plain_seat] == request["your_hand"]
+    first, second = ({a["seat"]: a for a in line["answers"]}[sloppy_seat] for line in lines[:2])
+    assert (first["move"], first["forced"], first["late"], first["reason"]) == (None, True, True, "no reply within 0.5 s")
+    assert (second["move"], second["forced"], second["late"], second["reason"]) == (None, True, False, "malformed reply")
+    assert "2147483648" in second["detail"]
+    assert [line["round_over"]["round_loser"] for line in lines[:2]] == [sloppy_seat, sloppy_seat]
+    assert not any(a["forced"] for line in lines[2:] for a in line["answers"])
+    assert lines[-1]["round_over"]["game_winner"] == match["result"]["winner"]
+
+
 BAD_REPLIES = [
     ("no message_id", lambda msg: {"move": "pass"}, "reply without a string message_id"),
     ("numeric message_id", lambda msg: {"message_id": 7, "move": "pass"}, "reply without a string message_id"),
     ("no move", lambda msg: {"message_id": msg["message_id"]}, '"move" must be'),
     ("object move", lambda msg: {"message_id": msg["message_id"], "move": {"face": 3, "count": 1}}, '"move" must be'),
     ("three numbers", lambda msg: {"message_id": msg["message_id"], "move": [3, 1, 1]}, '"move" must be'),
-    ("boolean face", lambda msg: {"message_id": msg["message_id"], "move": [True, 1]}, '"move" must be'),
+    ("boolean face", lambda msg: {"message_id": msg["message_id"], "move": [True, 1]}, "a bid is [face, count]"),
+    ("fraction", lambda msg: {"message_id": msg["message_id"], "move": [2.5, 1]}, "a bid is [face, count]"),
+    ("count past 2**31-1", lambda msg: {"message_id": msg["message_id"], "move": [3, 2**31]},
+     "a bid is [face, count], two whole numbers up to 2147483647; got [3,2147483648]"),
 ]
 
 
@@ -454,7 +531,7 @@ def test_garbage_and_overlong_lines_lose_the_round_and_the_connection_goes_on(ar
 
 
 def test_hostile_numbers_neither_drop_the_connection_nor_the_event_log(arena_factory):
-    """NaN, 1e400, deep nesting and a 500-digit count: bad replies or odd bids, never a crash."""
+    """NaN, 1e400, deep nesting and a 500-digit count: bad replies, never a crash."""
     arena = serve(arena_factory, dice=5)
     huge = int("9" * 500)
 
@@ -480,13 +557,10 @@ def test_hostile_numbers_neither_drop_the_connection_nor_the_event_log(arena_fac
     plain = Bot(arena.liars_dice_port, name="plain", decide=steady)
     wait_closed(odd, plain)
     overs = odd.round_overs()
-    assert [(o["round_loser"], o["round_challenger"]) for o in overs[:4]] == [(0, -1)] * 4
+    # A 500-digit count is no 32-bit integer: a malformed reply, on turn or not.
+    assert [(o["round_loser"], o["round_challenger"]) for o in overs[:5]] == [(0, -1)] * 5
     assert overs[-1]["game_winner"] != -1, "the game was played to its end on the same connection"
-    fifth = odd.requests()[4]
-    if on_turn(fifth):  # a 500-digit count is more dice than the table has: the round is lost
-        after = odd.received[odd.received.index(fifth) + 1]
-        assert after["subject"] == "round_over" and (after["round_loser"], after["round_challenger"]) == (0, -1)
-    assert not any(m.get("last_bid") == [3, huge] for m in plain.requests()), "an impossible bid never stands"
+    assert not any(m.get("last_bid") == [3, huge] for m in plain.requests()), "a malformed bid never stands"
     match = finished_match(arena)
     steps = defaultdict(set)
     for event in match["events"]:
@@ -496,7 +570,8 @@ def test_hostile_numbers_neither_drop_the_connection_nor_the_event_log(arena_fac
     replay = api(arena, f"/api/matches/{match['id']}/replay/")
     assert replay["complete"] and replay["total"] == len(steps) + 1
     for text in ("(odd): not JSON: NaN is not a JSON value", "(odd): not JSON: -Infinity is not a JSON value",
-                 "(odd): not JSON: number 1e400 is out of range", "(odd): not JSON (RecursionError)"):
+                 "(odd): not JSON: number 1e400 is out of range", "(odd): not JSON (RecursionError)",
+                 "(odd): a bid is [face, count], two whole numbers up to 2147483647; got [3,999"):
         wait_log(arena, text)
     assert "Traceback" not in arena.log()
 

@@ -2,7 +2,8 @@
 // simulator's own bots are Node too): `net.connect`, a `data` handler, `socket.write` per
 // answer, Node's defaults otherwise (Nagle's algorithm on: no setNoDelay).  They answer every
 // request at once with the same policy as the Python bots of liars_dice_throughput.py: on
-// turn, open with [face, 1], then raise the count by one or (35%) challenge; else "pass".
+// turn, open with [face, 1], then raise the count by one (past the dice on the table too, as
+// the reference's bots/basic.js does) or (35%) challenge; else "pass".
 //
 // Usage: node ld_bots.js PORT MATCHES PAIRS  -> prints {"requests", "round_overs", "matches",
 // "seconds"} as one JSON line when every match is over (the server closes each connection).
@@ -18,8 +19,7 @@ function decide(msg) {
   if (msg.other_hands[0][0] !== 0) return 'pass';
   const last = msg.last_bid;
   if (last[0] === 0 && last[1] === 0) return [1 + Math.floor(Math.random() * 6), 1];
-  const dice = msg.other_hands.reduce((sum, hand) => sum + hand[1], 0);
-  if (Math.random() < 0.35 || last[1] >= dice) return 'challenge';  // more would be an impossible bid
+  if (Math.random() < 0.35) return 'challenge';
   return [last[0], last[1] + 1];
 }
 
