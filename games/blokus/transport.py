@@ -221,8 +221,14 @@ class StreamLimits:
 
 class XmlConnection(BotConnection):
     """One TCP connection speaking the XML stream; ``make_handler(connection)`` builds its
-    handler, which gets ``on_message(element)`` (may return a coroutine: no further message is
-    handed on until it is done), ``on_stream_end()``, ``on_refused(reason)`` and ``on_close()``.
+    handler, which gets ``on_message(element, received_at)`` (may return a coroutine: no
+    further message is handed on until it is done), ``on_stream_end()``, ``on_refused(reason)``
+    and ``on_close()``.
+
+    ``received_at`` is when the message's last bytes were read from the socket
+    (``time.perf_counter()`` seconds, stamped in :meth:`data_received` before any parsing):
+    a move is judged by when it arrived, not by when a busy or starved process got round to
+    parsing it, nor by how long it waited behind a request in hand or for a token.
 
     Sends :data:`protocol.PROTOCOL_OPEN` at once (the official server opens its stream when a
     client connects).  Without a token of its share, or while a request is in hand, reading
@@ -236,8 +242,9 @@ class XmlConnection(BotConnection):
         self.stream = XmlStream(limits.max_message_bytes, limits.max_depth, limits.max_elements)
         self.limits = limits
         self._bucket = TokenBucket(limits.messages_per_s, limits.burst) if limits.messages_per_s else None
-        self._ready: deque = deque()  # parsed messages not yet handed on
+        self._ready: deque = deque()  # (message, received_at) parsed, not yet handed on
         self._held = b""  # read but not yet parsed (paused)
+        self._held_at = 0.0  # when the held bytes were read
         self._busy: asyncio.Task | None = None
         self.paused = 0  # times this connection ran out of its share (tests, logs)
 
@@ -245,15 +252,20 @@ class XmlConnection(BotConnection):
         self.write(protocol.PROTOCOL_OPEN)
 
     def data_received(self, data: bytes) -> None:
-        self._process(self._held + data if self._held else data)
+        received_at = time.perf_counter()  # first thing: parsing may wait for the CPU
+        if self._held:  # (reading is paused while bytes are held: this is rare)
+            self._process(self._held + data, received_at)
+        else:
+            self._process(data, received_at)
 
-    def _process(self, data: bytes) -> None:
-        """Hand on ready messages while the share allows, parsing ``data`` slice by slice."""
+    def _process(self, data: bytes, received_at: float) -> None:
+        """Hand on ready messages while the share allows, parsing ``data`` (read at
+        ``received_at``) slice by slice."""
         self._held = b""
         pos = 0
         while not self.is_closing():
             if self._busy is not None:
-                return self._hold(data[pos:])
+                return self._hold(data[pos:], received_at)
             if self._ready:
                 if self._bucket is not None and not self._bucket.take():
                     self.paused += 1
@@ -261,17 +273,18 @@ class XmlConnection(BotConnection):
                         log.warning("blokus %s: over %g messages/s; reading paused", self.peer,
                                     self.limits.messages_per_s)
                     self._resume = asyncio.get_running_loop().call_later(self._bucket.seconds_to_next(), self._go_on)
-                    return self._hold(data[pos:])
-                self._deliver(self._ready.popleft())
+                    return self._hold(data[pos:], received_at)
+                self._deliver(*self._ready.popleft())
                 continue
             if pos >= len(data):
                 return
             piece = data[pos:pos + SLICE]
             pos += SLICE
-            self._ready.extend(self.stream.feed(piece))
+            self._ready.extend((message, received_at) for message in self.stream.feed(piece))
 
-    def _hold(self, rest: bytes) -> None:
+    def _hold(self, rest: bytes, received_at: float) -> None:
         self._held = rest
+        self._held_at = received_at
         if self.transport is not None:
             self.transport.pause_reading()
 
@@ -280,18 +293,18 @@ class XmlConnection(BotConnection):
         self._resume = None
         if self.is_closing():
             return
-        self._process(self._held)
+        self._process(self._held, self._held_at)
         if self._resume is None and self._busy is None and not self.is_closing():
             self.transport.resume_reading()
 
-    def _deliver(self, message) -> None:
+    def _deliver(self, message, received_at: float) -> None:
         if message is STREAM_END:
             self._call(self.handler.on_stream_end)
             return
         if isinstance(message, StreamRefused):
             self._call(self.handler.on_refused, str(message))
             return
-        pending = self._call(self.handler.on_message, message)
+        pending = self._call(self.handler.on_message, message, received_at)
         if asyncio.iscoroutine(pending):
             self._busy = asyncio.get_running_loop().create_task(pending)
             self._busy.add_done_callback(lambda task: self._request_done(task, message))
@@ -415,11 +428,13 @@ class Observer:
                 self.send(self.room.violation)
 
     def end(self, result: dict | None) -> None:
-        """The match is over (``result``) or was cancelled (None): result, then ``left``."""
+        """The match is over (``result``) or was cancelled (None): result, then ``left``, in
+        one write (as for the players)."""
+        end = b""
         if result is not None and "scores" in result:
-            self.send(protocol.result(self.room.room_id, result, self.client.listener.names(self.room.match_id),
-                                       self.variant or "2021"))
-        self.send(protocol.left(self.room.room_id))
+            end = protocol.result(self.room.room_id, result, self.client.listener.names(self.room.match_id),
+                                  self.variant or "2021")
+        self.send(end + protocol.left(self.room.room_id))
         self.room.observers.discard(self)
         self.client.observing.pop(self.room.match_id, None)
         self.client.listener.rooms.pop(self.room.match_id, None)
@@ -488,8 +503,7 @@ class BlokusClient(SeatEndpoint):
             return
         self._log(logging.WARNING, "refused: %s", reason)
         self.left_detail = reason
-        self.conn.write(protocol.errorpacket(reason, self.message))
-        self.conn.write(protocol.PROTOCOL_CLOSE)
+        self.conn.write(protocol.errorpacket(reason, self.message) + protocol.PROTOCOL_CLOSE)  # one write, as the end
         self.conn.close()
 
     # --- the connection's callbacks ---------------------------------------------------------
@@ -500,8 +514,9 @@ class BlokusClient(SeatEndpoint):
     def on_stream_end(self) -> None:
         self._client_closed("</protocol>")
 
-    def on_message(self, element):
-        """One message; returns a coroutine for requests that wait for the arena."""
+    def on_message(self, element, received_at: float):
+        """One message, whose bytes were read at ``received_at`` (``time.perf_counter()``
+        seconds); returns a coroutine for requests that wait for the arena."""
         self.message = element
         try:
             msg = protocol.parse_message(element)
@@ -510,7 +525,7 @@ class BlokusClient(SeatEndpoint):
             return None
         kind = msg["type"]
         if kind == "move":
-            self._move(msg)
+            self._move(msg, received_at)
         elif kind == "close":
             self._client_closed(element.tag)
         elif kind == "authenticate":
@@ -689,10 +704,14 @@ class BlokusClient(SeatEndpoint):
         if req is not None and req.pending:
             req.resolve(answer.action, answer.forced, answer.reason, answer.detail)
 
-    def _move(self, msg: dict) -> None:
+    def _move(self, msg: dict, received_at: float) -> None:
         """A SetMove or SkipMove for the open MoveRequest (notes, section Time and Message
         details): late -> SOFT_TIMEOUT, invalid -> RULE_VIOLATION (the error message to the
-        offender and the observers), out of turn or for another room -> errorpacket."""
+        offender and the observers), out of turn or for another room -> errorpacket.
+
+        Late means read from the socket (``received_at``) more than the soft limit after the
+        MoveRequest was sent: the time the move then waited for this process (parsing, a
+        starved CPU) is the server's, not the client's."""
         req, state = self.request, self.asked_state
         if self.match_id is None or msg["room_id"] != str(self.match_id):
             self.refuse(f"a move for room {msg['room_id'][:60]!r}, but this connection plays in "
@@ -710,7 +729,7 @@ class BlokusClient(SeatEndpoint):
         if action[0] == "skip" and action[1] is None:  # SkipMove without <color>: the colour to move
             action[1] = COLORS[state.current_color]
         soft = self.listener.soft_timeout
-        if self.can_timeout and time.perf_counter() - req.started > soft:
+        if self.can_timeout and received_at - req.started > soft:
             self._log(logging.INFO, "move after the soft limit of %g s", soft)
             self._fail_request(_forfeit("SOFT_TIMEOUT", TIMEOUT_REASON.format(seconds=soft), _describe(action, hints)))
             return
@@ -767,13 +786,16 @@ class BlokusClient(SeatEndpoint):
             self.conn.write(room.memento(state, self.listener.names(self.match_id)))
 
     def close(self, result: dict | None) -> None:
-        """The match is over: the result (if it has one), ``left``, ``</protocol>``, close."""
+        """The match is over: the result (if it has one), ``left``, ``</protocol>``, close.
+
+        The three go out in one write: a client that hangs up as soon as it has read the
+        result (many do) would otherwise make the rest fail on a reset connection."""
         if self.match_id is not None and not self.conn.is_closing():
             room_id = str(self.match_id)
+            end = b""
             if result is not None and "scores" in result:
-                self.conn.write(protocol.result(room_id, result, self.listener.names(self.match_id), self.variant))
-            self.conn.write(protocol.left(room_id))
-            self.conn.write(protocol.PROTOCOL_CLOSE)
+                end = protocol.result(room_id, result, self.listener.names(self.match_id), self.variant)
+            self.conn.write(end + protocol.left(room_id) + protocol.PROTOCOL_CLOSE)
         self.conn.close()
         if self.match_id is not None:  # the observers (told after us) keep their own reference
             self.listener.rooms.pop(self.match_id, None)
