@@ -1,7 +1,8 @@
 """A person leaves a running match, or is away, and comes back (issue 7): their seat is played
 for them (Jass: by the rule-based bot, so the partner does not suffer; Liar's Dice: as a
 silent bot, as the reference treats a bot that went away), everyone sees it, and the person
-can take the seat back."""
+can take the seat back.  Nobody left to play for: leaving on purpose ends the match at once;
+being away ends it only after the away grace, unless someone takes their seat back."""
 from __future__ import annotations
 
 import asyncio
@@ -11,7 +12,7 @@ import pytest
 
 from games.arena import registry
 from games.arena.runner import MatchRunner
-from games.arena.seats import HumanSeat
+from games.arena.seats import Answer, HumanSeat, SeatEndpoint
 
 pytestmark = pytest.mark.django_db
 
@@ -96,3 +97,120 @@ def spec_builtin(spec, name, seed):
 
     label, policy = spec.builtin_bots[name]
     return BuiltinSeat(label, policy, seed=seed)
+
+
+class HeldBot(SeatEndpoint):
+    """A built-in bot whose answers the test releases (:meth:`answer_all`), so the match
+    cannot run ahead of the test."""
+
+    kind = "builtin"
+
+    def __init__(self, name: str):
+        self.display_name = name
+        self.open: list = []  # (future, legal actions)
+
+    def ask(self, state, seat, version):
+        future = asyncio.get_running_loop().create_future()
+        self.open.append((future, state.legal_actions(seat)))
+        return future
+
+    def answer_all(self) -> None:
+        for future, legal in self.open:
+            if not future.done():
+                future.set_result(Answer(legal[0]))
+        self.open = []
+
+
+async def drive(runner, bots, until, timeout=10.0):
+    """Release the held bots' answers until ``until()``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not until():
+        assert loop.time() < deadline, "the match did not get there"
+        for bot in bots:
+            bot.answer_all()
+        await asyncio.sleep(0.001)
+
+
+def jass_with_ann(grace_s: float):
+    """A Jass table: Ann (a person who is away after one request runs out) and three held bots."""
+    spec = registry.get("jass")
+    log = Log()
+    ann = HumanSeat("Ann", spec)
+    ann.absent_after = 1
+    bots = [HeldBot(f"bot{i}") for i in range(3)]
+    runner = MatchRunner(3, spec, {"max_deals": 2}, 11, [ann, *bots], log, log.publish, away_grace_s=grace_s)
+    return runner, ann, bots, log
+
+
+async def test_the_only_player_who_leaves_ends_the_match_at_once(settings):
+    settings.ARENA = {**settings.ARENA, "HUMAN_DEADLINE": 30.0}
+    runner, ann, bots, log = jass_with_ann(grace_s=600)
+    task = asyncio.create_task(runner.run())
+    try:
+        await drive(runner, bots, lambda: ann.open_request is not None)
+        assert log.messages[-1]["present"] == [0], "Ann's page knows she is the only player"
+        rows_before = len(log.rows)
+        assert await runner.human_leave(0) is None
+        await asyncio.wait_for(task, 5)  # nobody answered for the bots: it ended by itself
+        assert runner.abandoned and not runner.state.is_terminal()
+        assert len(log.rows) == rows_before, "not one move more: no stand-in, no bot"
+    finally:
+        task.cancel()
+
+
+async def test_everyone_away_ends_the_match_only_after_the_grace_and_coming_back_keeps_it(settings):
+    settings.ARENA = {**settings.ARENA, "HUMAN_DEADLINE": 0.01}  # Ann's first request runs out
+    runner, ann, bots, log = jass_with_ann(grace_s=600)
+    task = asyncio.create_task(runner.run())
+    try:
+        await drive(runner, bots, lambda: runner.away_timer is not None)  # away: the grace runs
+        assert ann.gone and not ann.left
+        # The stand-in plays for her meanwhile and the match goes on, step after step.
+        away_at = len(log.rows)
+        await drive(runner, bots, lambda: sum(1 for r in log.rows[away_at:] if r[3] == 0) >= 3)
+        assert all(r[5] and r[6] == "away: played by Rule-based bot" for r in log.rows[away_at:] if r[3] == 0)
+        assert not runner.abandoned and not task.done()
+        assert log.messages[-1]["away"] == [0] and log.messages[-1]["present"] == []
+        assert log.messages[-1]["abandon_at"] > log.messages[-1]["ts"] + 500, "her page can say when it ends"
+        assert await runner.human_leave(0, back=True) is None  # in time: the countdown stops
+        assert runner.away_timer is None and log.messages[-1]["abandon_at"] is None
+        assert log.messages[-1]["present"] == [0]
+        assert not runner.abandoned and not task.done()
+    finally:
+        task.cancel()
+
+
+async def test_everyone_away_past_the_grace_abandons_the_match_in_the_middle_of_a_step(settings):
+    settings.ARENA = {**settings.ARENA, "HUMAN_DEADLINE": 0.01}
+    runner, ann, bots, log = jass_with_ann(grace_s=0.05)
+    task = asyncio.create_task(runner.run())
+    try:
+        await drive(runner, bots, lambda: ann.gone)
+        # The bots' requests stay open now: the grace ends the match while it waits for them.
+        await asyncio.wait_for(task, 5)
+        assert runner.abandoned and not runner.state.is_terminal()
+        assert runner.away_timer is None
+    finally:
+        task.cancel()
+
+
+async def test_leaving_while_another_person_still_plays_hands_the_seat_over(settings):
+    """Bob is still there, so Ann's leaving does not end anything, and her page says so:
+    the view names Bob as still playing; once Bob is away too, nobody is."""
+    settings.ARENA = {**settings.ARENA, "HUMAN_DEADLINE": 30.0}
+    spec = registry.get("liars_dice")
+    log = Log()
+    ann, bob = HumanSeat("Ann", spec), HumanSeat("Bob", spec)
+    runner = MatchRunner(4, spec, {"players": 2, "dice": 3, "games": 3}, 7, [ann, bob], log, log.publish,
+                         away_grace_s=600)
+    task = asyncio.create_task(runner.run())
+    try:
+        await play_until(runner, [0, 1], lambda: len(log.rows) >= 2)
+        assert log.messages[-1]["present"] == [0, 1]
+        assert await runner.human_leave(0) is None
+        assert log.messages[-1]["present"] == [1] and not runner.abandoned
+        assert await runner.human_leave(0, back=True) is None
+        assert log.messages[-1]["present"] == [0, 1]
+    finally:
+        task.cancel()

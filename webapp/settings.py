@@ -203,9 +203,13 @@ ARENA = {
     # Event rows queued for the writer before runners wait for it (issue 6, item 11): a hard
     # crash loses at most about twice this many rows, the last ~2 ms of steps at full speed.
     "EVENTLOG_MAX_QUEUED": env_int("ARENA_EVENTLOG_MAX_QUEUED", 256),
-    # A person who lets this many requests in a row run out has left the match; when every
-    # seat that is not a built-in bot has left, the match ends (issue 6, item 9).
+    # A person who lets this many requests in a row run out is away: the stand-in plays for
+    # them until they take their seat back.
     "HUMAN_ABSENT_AFTER": env_int("ARENA_HUMAN_ABSENT_AFTER", 3),
+    # Minutes a match goes on with every person away (and every other seat that is not a
+    # built-in bot gone) before it is abandoned; the stand-in plays meanwhile, and a person
+    # who takes their seat back in time keeps it going.  Leaving on purpose ends it at once.
+    "AWAY_GRACE": env_float("ARENA_AWAY_GRACE", 5.0),
     # Bounds for untrusted input.
     "MAX_LINE_BYTES": env_int("ARENA_MAX_LINE_BYTES", 64 * 1024),
     "MAX_CONNECTIONS": env_int("ARENA_MAX_CONNECTIONS", 5000),

@@ -12,7 +12,9 @@ seat back: :meth:`games.arena.runner.MatchRunner.human_leave`),
 ``{"type": "ack", "version": n}`` (every message up to view ``n`` is rendered).
 Server -> client: ``match.view`` (see :mod:`games.arena.runner`), ``match.error``,
 ``table.update`` (seats or status changed: reload the table), ``match.final`` (the finished
-match's last view, every hand shown).
+match's last view, every hand shown), ``match.over`` (``{"status", "reason", "notice"}``: the
+match just ended, however it ended: finished, abandoned, cancelled, the server stopping or
+failing; see :func:`games.arena.service.over_message`).
 
 Bounds on what one connection may cost (issue 6, items 4, 5 and 17; settings ``ARENA["WS_*"]``):
 
@@ -49,7 +51,7 @@ from games.arena.http_bots import json_too_deep
 from games.arena.limits import TokenBucket
 from games.arena.models import Match
 from games.arena.runner import public_group, seat_group, table_group
-from games.arena.service import CONTROL_GROUP
+from games.arena.service import CONTROL_GROUP, over_message
 
 log = logging.getLogger("arena.web")
 
@@ -260,7 +262,7 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
     #: server's time: benchmarks/spectator_fanout.py), so these skip it.
     #: The same holds for a browser's acks (every few views from every spectator), which
     #: are answered from memory.
-    NO_DATABASE = frozenset({"match.view", "match.error", "table.update"})
+    NO_DATABASE = frozenset({"match.view", "match.error", "table.update", "match.over"})
 
     async def dispatch(self, message):
         kind = message.get("type")
@@ -277,3 +279,19 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
 
     async def table_update(self, event):
         await self.send_json({"type": "table.update"})
+
+    async def match_over(self, event):
+        """The match ended: the page says so at once; moves and resyncs are answered from the
+        database from now on."""
+        self.status, self.final = event["status"], None
+        await self._send_other({key: event[key] for key in ("type", "status", "reason", "notice")})
+
+    async def match_gone(self, event):
+        """The arena has no runner for a match this page saw running: if it ended before the
+        page joined the table's group (so its ``match.over`` never came), say so now."""
+        self.resync_asked = None
+        match = await sync_to_async(lambda: Match.objects.filter(pk=self.match_id).values("status", "result").first())()
+        if match is None or match["status"] not in (Match.Status.FINISHED, Match.Status.ABORTED):
+            return  # still starting, or running: its views will come
+        result = match["result"] if isinstance(match["result"], dict) else {}
+        await self.match_over(over_message(match["status"], result.get("aborted")))

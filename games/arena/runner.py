@@ -60,9 +60,14 @@ class MatchRunner:
 
     Every ``snapshot_every`` steps (0: never) the state is pickled into :attr:`snapshots`
     (``[(step, seq, bytes)]``, stored when the match ends; bounded by the configuration's
-    bounds on a match's length).  When every seat that is not a built-in bot has left
-    (``endpoint.gone``: a bot hung up, a person let their requests run out), the match stops
-    after the step in hand and :attr:`abandoned` is True (issue 6, item 9).
+    bounds on a match's length).
+
+    When every seat that is not a built-in bot is gone (``endpoint.gone``), nobody is left to
+    play for and the match stops with :attr:`abandoned` True, at once when they all left for
+    good (a bot hung up, a person pressed *Leave the match*: :meth:`human_leave` ends it before
+    the step in hand is applied), but only after ``away_grace_s`` seconds when one of them is a
+    person who is merely away (let their requests run out): meanwhile the stand-in plays, and
+    taking a seat back cancels the countdown (0: at once too).
 
     :attr:`watchers` (server-side observers such as a protocol's admin clients) get every
     state: ``watcher.watch(state, happenings, answers)`` at the start and after every step,
@@ -74,7 +79,7 @@ class MatchRunner:
     def __init__(self, match_id: int, spec: GameSpec, config: dict, seed: int,
                  endpoints: list[SeatEndpoint], writer: EventWriter,
                  publish: Callable, omniscient: bool = False, round_pause_s: float = 0.0,
-                 server_times: list | None = None, snapshot_every: int = 0):
+                 server_times: list | None = None, snapshot_every: int = 0, away_grace_s: float = 0.0):
         self.match_id = match_id
         self.spec = spec
         self.state = spec.new_state(config, seed)
@@ -96,6 +101,11 @@ class MatchRunner:
         self.abandoned = False
         #: Seats that can leave: everyone but the built-in bots.
         self.leavers = [i for i, ep in enumerate(endpoints) if ep.kind != "builtin"]
+        self.away_grace_s = away_grace_s
+        #: Abandons the match when the grace runs out while everyone is still away; and when
+        #: (epoch seconds), shown to the people away.
+        self.away_timer: asyncio.TimerHandle | None = None
+        self.abandon_at: float | None = None
         self.watchers: list = []
         self.started = False
         self.paused = False
@@ -140,6 +150,48 @@ class MatchRunner:
                 future.set_result(dropped)
         self._wake()
 
+    # --- nobody left to play for --------------------------------------------------------------
+    def _everyone_gone(self) -> bool:
+        return bool(self.leavers) and all(self.endpoints[i].gone for i in self.leavers)
+
+    def _present(self) -> list[int]:
+        """Seats that are not built-in bots and still play for themselves (not gone)."""
+        return [i for i in self.leavers if not self.endpoints[i].gone]
+
+    def _check_presence(self) -> None:
+        """Abandon the match, start or cancel the away grace, as the seats' presence says (see
+        the class docstring)."""
+        if self.abandoned or self.state.is_terminal():
+            return
+        if not self._everyone_gone():
+            if self.away_timer is not None:  # someone took their seat back in time
+                self.close()
+            return
+        merely_away = any(isinstance(self.endpoints[i], HumanSeat) and not self.endpoints[i].left
+                          for i in self.leavers)
+        if not merely_away or self.away_grace_s <= 0:
+            self._abandon()
+        elif self.away_timer is None:
+            self.away_timer = asyncio.get_running_loop().call_later(self.away_grace_s, self._grace_over)
+            self.abandon_at = time.time() + self.away_grace_s
+
+    def _grace_over(self) -> None:
+        self.away_timer = self.abandon_at = None
+        if self._everyone_gone():
+            log.info("match %s: every player away for %g s", self.match_id, self.away_grace_s)
+            self._abandon()
+
+    def _abandon(self) -> None:
+        """Stop now: the step in hand is dropped (its open requests answered as interrupted,
+        nothing of it applied or logged) and :meth:`run` returns with :attr:`abandoned`."""
+        self.abandoned = True
+        self.close()
+        dropped = Answer(None, True, "interrupted")
+        for future in self._asked:
+            if not future.done():
+                future.set_result(dropped)
+        self._wake()
+
     def pause(self, paused: bool) -> None:
         """Hold the match before its next request (``True``) or let it go on (``False``)."""
         self.paused = paused
@@ -158,9 +210,9 @@ class MatchRunner:
 
     async def _hold(self) -> None:
         """Wait while paused, unless a step was let through."""
-        while self.paused and self._steps == 0 and self._interrupted is None:
+        while self.paused and self._steps == 0 and self._interrupted is None and not self.abandoned:
             await self._unpaused.wait()
-        if self.paused and self._interrupted is None:
+        if self.paused and self._interrupted is None and not self.abandoned:
             self._steps -= 1
 
     # --- views ------------------------------------------------------------------------------
@@ -186,12 +238,17 @@ class MatchRunner:
         names = tell_apart([ep.display_name for ep in self.endpoints], self.seat_tags)
         # People who left or are away: their seat is played for them, and everyone sees it.
         away = [seat for seat in self.humans if self.endpoints[seat].gone]
+        # Who still plays for themselves: a person's page words its "Leave" dialog by it; and
+        # when the match ends if nobody takes a seat back (everyone away).
+        present = self._present()
+        ends = self.abandon_at
         # When each person must answer by (epoch seconds), so others see their countdown.
         deadlines = {str(seat): self.endpoints[seat].open_request["deadline"]
                      for seat in self.humans if self.endpoints[seat].open_request}
         msg = view_message({"type": "match.view", "version": self.version, "ts": now, "audience": "public",
                             "view": self._public_view(), "happenings": happenings, "answers": answers,
-                            "names": names, "deadlines": deadlines, "away": away})
+                            "names": names, "deadlines": deadlines, "away": away,
+                            "present": present, "abandon_at": ends})
         self.latest["public"] = msg
         await self.publish(public_group(self.match_id), msg)
         for seat in self.humans:
@@ -202,8 +259,8 @@ class MatchRunner:
                 own = [dict(a, detail=details[seat]) if a["seat"] == seat else a for a in answers]
             seat_msg = view_message({"type": "match.view", "version": self.version, "ts": now, "audience": seat,
                                      "view": view, "happenings": happenings, "answers": own, "names": names,
-                                     "deadlines": deadlines, "away": away,
-                                     "request": ep.open_request if not state.is_terminal() else None})
+                                     "deadlines": deadlines, "away": away, "present": present,
+                                     "abandon_at": ends, "request": ep.open_request if not state.is_terminal() else None})
             self.latest[seat] = seat_msg
             await self.publish(seat_group(self.match_id, seat), seat_msg)
 
@@ -215,14 +272,21 @@ class MatchRunner:
     async def human_leave(self, seat: int, back: bool = False) -> str | None:
         """The person at ``seat`` leaves the match (their seat is played as
         :class:`~games.arena.seats.HumanSeat` says) or, with ``back``, takes it back; the
-        table hears of it at once.  Returns an error text or None."""
+        table hears of it at once.  When nobody else who is not a built-in bot still plays for
+        themselves, leaving ends the match at once (:attr:`abandoned`); taking a seat back
+        cancels the away grace.  Returns an error text or None."""
         ep = self.endpoints[seat] if 0 <= seat < len(self.endpoints) else None
         if not isinstance(ep, HumanSeat):
             return "You are not seated here."
+        if self.abandoned or self.state.is_terminal():
+            return "This match is over."
         if back:
             ep.come_back()
         else:
             ep.leave(self.state, seat)
+        self._check_presence()
+        if self.abandoned:
+            return None  # the arena tells every page how the match ended
         self.version += 1
         await self._publish_views([], None)
         return None
@@ -257,7 +321,7 @@ class MatchRunner:
             ep.start(state, seat)
         for watcher in list(self.watchers):
             self._tell(watcher, [], None)
-        while True:
+        while not self.abandoned:
             self.version += 1
             actors = state.to_act()
             if actors and self.paused:
@@ -266,6 +330,8 @@ class MatchRunner:
                     happenings, answers_out, details_out = [], None, None
                     self.version += 1
                 await self._hold()
+                if self.abandoned:
+                    break
             # After a step with happenings (a round over), bots got them a moment ago
             # (notify); on a table without people (whose views carry their requests, so
             # must follow them) the views go out first, so that the next request does not
@@ -286,6 +352,8 @@ class MatchRunner:
             if not actors:
                 break
             answers = await asyncio.gather(*futures)
+            if self.abandoned:
+                break  # dropped: nobody is left to play the step for
             if self._interrupted is not None:
                 interrupter, answer = self._interrupted
                 actors, answers = (interrupter,), [answer]
@@ -318,8 +386,8 @@ class MatchRunner:
                     self._tell(watcher, happenings, told)
             if self.snapshot_every and self.step % self.snapshot_every == 0:
                 self.snapshots.append((self.step, self.seq, pack_snapshot(state, self.seq)))
-            if self.leavers and not state.is_terminal() and all(endpoints[i].gone for i in self.leavers):
-                self.abandoned = True  # nobody left to play for: stop, don't forfeit the rest
+            self._check_presence()  # nobody left to play for: stop, don't forfeit the rest
+            if self.abandoned:
                 break
             if happenings and self.round_pause_s and not state.is_terminal() and self.spec.pause_after(happenings):
                 # Show the outcome (a trick, a round) at once, then give people time to read
@@ -329,3 +397,10 @@ class MatchRunner:
                 await asyncio.sleep(self.round_pause_s)
                 happenings, answers_out, details_out = [], None, None
         return state.result()
+
+    def close(self) -> None:
+        """Release what the runner holds after :meth:`run` (returned, raised or was cancelled):
+        the away grace's timer."""
+        if self.away_timer is not None:
+            self.away_timer.cancel()
+        self.away_timer = self.abandon_at = None

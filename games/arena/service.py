@@ -28,6 +28,21 @@ CONTROL_GROUP = "arena.control"
 ABANDONED = "abandoned: every player left"
 
 
+def end_notice(status: str, reason: str | None) -> str:
+    """What every open page of a match says once it ended: ``status`` is ``"finished"`` or
+    ``"aborted"``, ``reason`` the abort reason stored in the result (e.g. :data:`ABANDONED`)."""
+    if status == Match.Status.FINISHED:
+        return "The match is over."
+    why = (reason or "").removeprefix("abandoned: ")
+    return f"The match was aborted: {why}." if why else "The match was aborted."
+
+
+def over_message(status: str, reason: str | None) -> dict:
+    """The channel-layer message (and browser message) ``match.over``: how a match ended, to
+    every page on it (group :func:`table_group`), however it ended."""
+    return {"type": "match.over", "status": str(status), "reason": reason, "notice": end_notice(status, reason)}
+
+
 class Arena:
     """Owns every running match of this process.  ``start()`` then, at shutdown, ``stop()``."""
 
@@ -334,7 +349,8 @@ class Arena:
         runner = MatchRunner(match.pk, spec, match.config, match.seed, endpoints, self.writer,
                              self.layer.group_send, omniscient=match.omniscient,
                              round_pause_s=settings.ARENA["ROUND_PAUSE"], server_times=self.server_times,
-                             snapshot_every=settings.ARENA["SNAPSHOT_EVERY"])
+                             snapshot_every=settings.ARENA["SNAPSHOT_EVERY"],
+                             away_grace_s=settings.ARENA["AWAY_GRACE"] * 60)
         runner.paused = match.pk in self.start_paused
         runner.watchers = self.pending_watchers.pop(match.pk, [])
         self._forget(match.pk)
@@ -345,6 +361,8 @@ class Arena:
     async def _run(self, runner: MatchRunner) -> None:
         mid = runner.match_id
         result = None
+        # How it ended, for every open page; a failure before the end is known says so.
+        ending = over_message(Match.Status.ABORTED, "internal error")
         await self.layer.group_send(table_group(mid), {"type": "table.update"})
         try:
             result = await runner.run()
@@ -352,22 +370,29 @@ class Arena:
             await self._store_end(runner)
             if runner.abandoned:
                 result = None
+                ending = over_message(Match.Status.ABORTED, ABANDONED)
                 await sync_to_async(tables.abort)(mid, ABANDONED)
                 log.info("match %d abandoned at step %d: every player left", mid, runner.step)
             else:
+                ending = over_message(Match.Status.FINISHED, None)
                 await sync_to_async(tables.finish)(mid, result)
                 log.info("match %d finished: %s", mid, result)
         except asyncio.CancelledError:
+            reason = runner.stop_reason or "the server stopped during the match"
+            ending = over_message(Match.Status.ABORTED, reason)
             await self.writer.flush()
             await self._store_end(runner)
-            await sync_to_async(tables.abort)(mid, runner.stop_reason or "the server stopped during the match")
+            await sync_to_async(tables.abort)(mid, reason)
             if runner.stop_reason is None:
                 raise  # the server is stopping; a cancelled match alone ends here
         except Exception as exc:
             log.exception("match %d failed", mid)
+            reason = f"internal error: {exc.__class__.__name__}"
+            ending = over_message(Match.Status.ABORTED, reason)
             await self.writer.flush()
-            await sync_to_async(tables.abort)(mid, f"internal error: {exc.__class__.__name__}")
+            await sync_to_async(tables.abort)(mid, reason)
         finally:
+            runner.close()
             for ep in runner.endpoints:
                 try:
                     ep.close(result)
@@ -380,10 +405,11 @@ class Arena:
                     log.exception("ending a watcher of match %d", mid)
             self.runners.pop(mid, None)
             self.tasks.pop(mid, None)
-            try:
+            try:  # every page on the match (each seat's, the spectators') shows how it ended
+                await asyncio.shield(self.layer.group_send(table_group(mid), ending))
                 await asyncio.shield(self.layer.group_send(table_group(mid), {"type": "table.update"}))
             except Exception:
-                pass
+                log.exception("match %d: could not tell its pages how it ended", mid)
 
     async def _store_end(self, runner: MatchRunner) -> None:
         """Store the runner's snapshots and final view (issue 6, item 8); a failure only
@@ -422,10 +448,15 @@ class Arena:
             if error and msg.get("reply"):
                 await self.layer.send(msg["reply"], {"type": "match.error", "message": error})
         elif kind == "resync":
-            runner = self.runners.get(int(msg["match"]))
+            match_id = int(msg["match"])
+            runner = self.runners.get(match_id)
             latest = runner.latest_for(msg["audience"]) if runner else None
             if latest and msg.get("reply"):
                 await self.layer.send(msg["reply"], latest)
+            elif runner is None and match_id not in self.starting and msg.get("reply"):
+                # Over, perhaps just before the page joined its groups and missed match.over:
+                # the page's consumer looks at the database again.
+                await self.layer.send(msg["reply"], {"type": "match.gone"})
 
     async def _sweep_loop(self) -> None:
         """Every 2 s, start full tables whose start message was lost (e.g. a web process

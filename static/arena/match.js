@@ -1,8 +1,10 @@
 // The match page client, the same for every game: the WebSocket with versioned views and
 // resync, the countdown, "your turn" in the tab title and a beep while the tab is in the
-// background, and the replay of a finished match (steps, a slider, jumps to the next round,
-// game or trick).  The game's own script registers `Arena.games[slug] = {render(view, ctx)}`
-// to draw the table.
+// background, the end of the match however it ends (`match.over`), and the replay of a
+// finished match (steps, a slider, jumps to the next round, game or trick, speeds, the step in
+// the address).  The game's own script registers `Arena.games[slug] = {render(view, ctx)}` to
+// draw the table; its status line (whose turn it is) carries `data-testid="status"`, which
+// this page replaces by the notice when a match is stopped before its end.
 'use strict';
 
 // Replay frames per request (the API's most, games/arena/replay.py MAX_FRAMES).
@@ -18,6 +20,7 @@ const REPLAY_MARKS = {round_over: 'round', deal_over: 'game', trick_over: 'trick
 const Arena = {
   games: {},
   viewHooks: [],  // functions called with every live view message (e.g. static/arena/away.js)
+  endHooks: [],   // functions called with the match.over message once the match ended
 
   start(data) {
     this.data = data;
@@ -29,6 +32,7 @@ const Arena = {
     this.request = null;
     this.lastMsg = null;
     this.answered = null;  // {version, action}: sent, waiting for the next view
+    this.ended = null;     // the match.over message once the match ended while on this page
     this.forced = {};      // "game/round" -> forced answers that ended that round
     this.retry = 500;
     this.setupTurnNotice();
@@ -72,7 +76,10 @@ const Arena = {
         this.version = msg.version;
         this.showView(msg);
       }
+    } else if (msg.type === 'match.over') {
+      this.showEnd(msg);
     } else if (msg.type === 'match.final') {
+      if (this.ended) return;  // the end is on screen; the replay is a click away
       if (this.data.status === 'running') { location.reload(); return; }
       this.finalMsg = msg;
       if (!this.replay) this.showView({view: msg.view, happenings: [], answers: null, final: true});
@@ -83,6 +90,7 @@ const Arena = {
         this.rerender();
       }
     } else if (msg.type === 'table.update') {
+      if (this.ended) return;  // showEnd has said everything
       if (this.data.status === 'running' && this.lastMsg && this.lastMsg.view && this.lastMsg.view.terminal) {
         setTimeout(() => location.reload(), 1500);
       } else if (this.data.status !== 'running') {
@@ -112,6 +120,7 @@ const Arena = {
   },
 
   showView(msg) {
+    if (this.ended) return;  // a view that was on its way when the match ended
     this.lastMsg = msg;
     (msg.names || []).forEach((name, i) => { if (this.data.seats[i] && name) this.data.seats[i].name = name; });
     this.away = msg.away || [];  // people whose seat is played for them (left, or away)
@@ -142,8 +151,49 @@ const Arena = {
   rerender() {
     const msg = this.lastMsg;
     this.showTurnInTitle();
-    if (!msg || this.replay) return;
+    if (!msg || this.replay || this.ended) return;
     this.game().render(msg.view, this.context(msg));
+    this.tick();
+  },
+
+  // --- the end, however it comes --------------------------------------------------------------
+  // The match ended (msg: {status, reason, notice}): finished, abandoned, cancelled, the server
+  // stopping or failing.  Every open page hears it at once: nothing on screen may still wait
+  // for a move.  A finished match opens its replay (the last view already shows the result);
+  // a stopped one keeps its last position on screen, under the notice.
+  showEnd(msg) {
+    if (this.ended) return;
+    this.ended = msg;
+    this.data.status = msg.status;
+    this.request = null;
+    this.answered = null;
+    this.deadline = null;
+    this.deadlines = {};
+    this.away = [];
+    this.showTurnInTitle();
+    const badge = document.getElementById('status');
+    if (badge) {
+      badge.textContent = msg.status;
+      badge.className = `status status-${msg.status}`;
+    }
+    this.endHooks.forEach((hook) => hook(msg));
+    const last = this.lastMsg;
+    const finished = msg.status === 'finished' && last && last.view && last.view.terminal;
+    if (last && last.view && !this.replay) {
+      this.game().render(last.view, {...this.context(last), request: null, answered: null,
+                                     othersCountdown: () => null});
+    }
+    this.actions.replaceChildren();  // no controls, no "Waiting…", no hand to play from
+    if (finished) {
+      this.flash('The match is over. Opening the replay…');
+      setTimeout(() => location.reload(), 1500);
+      return;
+    }
+    const notice = el('div', {class: 'status-line done match-ended', 'data-testid': 'status', role: 'status'},
+      el('span', {}, msg.notice), el('a', {class: 'button secondary small', href: location.pathname}, 'See the replay'));
+    const line = this.board.querySelector('[data-testid=status]');
+    if (line) line.replaceWith(notice);
+    else this.board.replaceChildren(notice);  // the table never came ("Loading the table…")
     this.tick();
   },
 
