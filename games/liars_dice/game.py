@@ -94,7 +94,7 @@ SPEC = register(GameSpec(
     new_state=rules.new_state,
     normalize_config=rules.normalize_config,
     num_seats=lambda config: config["players"],
-    describe_config=lambda c: [f"{c['players']} players", f"{c['dice']} dice each",
+    describe_config=lambda c: [f"{c['players']} players", f"{c['dice']} {'die' if c['dice'] == 1 else 'dice'} each",
                                f"{c['games']} game{'s' if c['games'] != 1 else ''}"],
     config_fields=(
         ConfigField("players", "Players", rules.MIN_PLAYERS, rules.MAX_PLAYERS, 2),

@@ -33,15 +33,23 @@
     return seat === ctx.mySeat ? 'your' : `${ctx.name(seat)}'s`;
   }
 
+  // Whose bid a challenge judged, always by name: the challenger may be its bidder (a bot may
+  // challenge its own bid), and a bid made in the same move by the player on turn never stood.
+  function judgedBid(challenger, bidder, ctx) {
+    if (bidder !== challenger) return `${whose(ctx, bidder)} bid`;
+    return bidder === ctx.mySeat ? 'your own bid' : `${ctx.name(bidder)}'s own bid`;
+  }
+
   function outcomeText(h, ctx) {
     const loser = who(ctx, h.round_loser);
     const loses = h.round_loser === ctx.mySeat ? 'lose' : 'loses';
     if (h.reason === 'challenge') {
       const challenger = who(ctx, h.round_challenger);
       if (!h.bid) return [`${challenger} challenged before anyone bid and `, el('span', {class: 'loser'}, `${loses} a die.`)];
-      const bidder = h.bidder !== h.round_challenger ? whose(ctx, h.bidder) : (h.bidder === ctx.mySeat ? 'your own' : 'their own');
-      const verdict = h.shown >= h.bid[1] ? 'the bid was good' : 'the bid was too high';
-      return [`${challenger} challenged ${bidder} bid of `, bidText(h.bid[0], h.bid[1]),
+      const onTable = h.hands.reduce((n, hand) => n + hand.length, 0);
+      const verdict = h.shown >= h.bid[1] ? 'the bid was good'
+        : h.bid[1] > onTable ? `the bid was more than the ${plural(onTable, 'die', 'dice')} on the table` : 'the bid was too high';
+      return [`${challenger} challenged ${judgedBid(h.round_challenger, h.bidder, ctx)} of `, bidText(h.bid[0], h.bid[1]),
               `. The table shows ${h.shown}: ${verdict}. `, el('span', {class: 'loser'}, `${loser} ${loses} a die.`)];
     }
     if (h.reason === 'no_answer') {
@@ -106,11 +114,16 @@
       el('li', {class: i === bids.length - 1 ? 'latest' : ''},
         el('span', {class: 'who'}, who(ctx, seat)), ' bid ', bidText(face, count)));
     const total = view.dice_counts.reduce((a, b) => a + b, 0);
+    // The view keeps the round's latest bids only (a round of ever higher counts may run on).
+    const earlier = (view.bids_made || bids.length) - bids.length;
+    const past = view.last_bid && view.last_bid[1] > total;
     return el('div', {class: 'bids'},
       el('h4', {}, `This round · ${plural(total, 'die', 'dice')} on the table`),
       el('div', {class: 'current-bid'}, 'Current bid: ',
         view.last_bid ? bidText(view.last_bid[0], view.last_bid[1]) : el('span', {}, 'none yet')),
-      items.length ? el('ol', {class: 'bid-list'}, items) : el('p', {class: 'hint'}, 'No bids yet this round.'));
+      past ? el('p', {class: 'hint-light past-table'}, `More than the ${plural(total, 'die', 'dice')} on the table: certainly false.`) : null,
+      earlier > 0 ? el('p', {class: 'hint-light'}, `${plural(earlier, 'earlier bid', 'earlier bids')} not shown.`) : null,
+      items.length ? el('ol', {class: 'bid-list', start: earlier + 1}, items) : el('p', {class: 'hint'}, 'No bids yet this round.'));
   }
 
   function renderLastRound(view, ctx) {
@@ -143,12 +156,28 @@
     return answer.detail || answer.reason || 'no valid answer';
   }
 
-  // Replay: what each seat did at this step.
-  function describe(answer, ctx) {
+  // Replay: what each seat did at this step.  ``roundOver`` is the step's round_over, if it
+  // ended the round: it names the bid the counted challenge judged; a bid or a challenge that
+  // something settled before it is marked as not counted.
+  function describe(answer, roundOver, ctx) {
     const a = answer.action;
     if (answer.forced) return `forced: ${forcedWhy(answer)}`;
-    if (Array.isArray(a) && a[0] === 'bid') return ['bid ', bidText(a[1], a[2])];
-    if (a === 'challenge') return 'challenged';
+    const reason = roundOver && roundOver.reason;
+    const challenge = reason === 'challenge'
+      ? (roundOver.round_challenger === ctx.mySeat ? 'your challenge' : `${ctx.name(roundOver.round_challenger)}'s challenge`) : null;
+    if (Array.isArray(a) && a[0] === 'bid') {
+      const note = !roundOver ? ''
+        : challenge ? ` (not placed: ${challenge} ended the round)`
+        : reason === 'invalid_move' && roundOver.round_loser === answer.seat ? ' (invalid: not a raise)'
+        : ' (not placed: the round was lost by a missing answer)';
+      return ['bid ', bidText(a[1], a[2]), note];
+    }
+    if (a === 'challenge') {
+      if (reason !== 'challenge') return 'challenged (not counted: the round was lost by a missing answer)';
+      if (roundOver.round_challenger !== answer.seat) return `challenged (not counted: ${challenge} came first in turn order)`;
+      if (!roundOver.bid) return 'challenged before any bid';
+      return [`challenged ${judgedBid(answer.seat, roundOver.bidder, ctx)} of `, bidText(roundOver.bid[0], roundOver.bid[1])];
+    }
     if (a === 'pass') return null;
     return `answered ${JSON.stringify(a)}`;
   }
@@ -158,8 +187,9 @@
     if (!ctx.step) return el('div', {class: 'step-moves'}, el('h4', {}, 'Start'), el('p', {}, 'The dice are rolled.'));
     const items = [];
     const prev = ctx.previous && ctx.previous.view;
+    const roundOver = (ctx.happenings || []).find((h) => h.type === 'round_over');
     for (const answer of ctx.answers || []) {
-      let text = describe(answer, ctx);
+      let text = describe(answer, roundOver, ctx);
       if (text === null && prev && answer.seat === prev.on_turn) text = 'passed on turn (not allowed)';
       if (text === null) continue;
       items.push(el('li', {}, el('span', {class: 'who'}, ctx.name(answer.seat)), ': ', text));
@@ -242,11 +272,13 @@
     const step = (d) => { count = Math.max(minCount, Math.min(total, count + d)); refresh(); };
     refresh();
     box.appendChild(el('div', {class: 'controls', 'data-kind': 'turn'},
-      el('p', {class: 'prompt'}, last ? ['Your turn. Raise ', bidText(last[0], last[1]), ' or challenge it.'] : 'Your turn. Open the round with a bid.',
+      el('p', {class: 'prompt'}, !last ? 'Your turn. Open the round with a bid.'
+        : canBid ? ['Your turn. Raise ', bidText(last[0], last[1]), ' or challenge it.'] : ['Your turn. Challenge ', bidText(last[0], last[1]), '.'],
         el('span', {class: 'countdown', title: 'seconds left'})),
       canBid ? el('div', {class: 'bid-row'},
         el('div', {class: 'count-picker'}, fewer, countEl, more, el('span', {}, 'dice showing')),
-        faces) : el('p', {class: 'hint'}, 'No higher bid is possible: challenge.'),
+        faces) : el('p', {class: 'hint'}, last[1] > total ? `That bid is more than the ${plural(total, 'die', 'dice')} on the table: challenge it.`
+                                                        : 'No higher bid is possible: challenge.'),
       canBid ? holding : null,
       el('div', {class: 'buttons'}, canBid ? bidButton : null,
         last ? el('button', {class: 'danger challenge', onclick: () => ctx.act('challenge')},
