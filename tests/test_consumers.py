@@ -192,3 +192,88 @@ async def test_omniscient_bot_table_shows_every_hand_but_not_with_a_person_seate
         assert arena.runners[with_person.pk].omniscient is False
     finally:
         await arena.stop()
+
+
+async def until_over(comm: WebsocketCommunicator, timeout: float = 5.0) -> dict:
+    """Read (and acknowledge) views until the ``match.over`` notice; returns it."""
+    while True:
+        msg = await comm.receive_json_from(timeout)
+        if msg["type"] == "match.view":
+            await comm.send_json_to({"type": "ack", "version": msg["version"]})
+        elif msg["type"] == "match.over":
+            return msg
+
+
+class BrokenWriter:
+    """An event log whose disk fails: the runner raises at its next step."""
+
+    async def append(self, events):
+        raise OSError("disk full")
+
+
+@pytest.mark.parametrize("how, notice", [
+    ("leave", "The match was aborted: every player left."),
+    ("cancel", "The match was aborted: cancelled by an organiser."),
+    ("stop", "The match was aborted: the server stopped during the match."),
+    ("crash", "The match was aborted: internal error: OSError."),
+])
+async def test_every_end_of_a_match_reaches_the_player_and_the_spectator_at_once(how, notice):
+    """However a running match ends, each open page (the seat's and a spectator's) is told at
+    once, so no page is left saying "Waiting…" or "Ann to bid" until a reload."""
+    settings.ARENA["HUMAN_DEADLINE"] = 30.0
+    key, sitter = await sync_to_async(guest_session)("hana")
+    arena, match_id = await start_match(["me", "builtin:random"], sitter, {"players": 2, "dice": 5, "games": 3})
+    player, spectator = communicator(match_id, key), communicator(match_id)
+    assert (await player.connect())[0] and (await spectator.connect())[0]
+    stopped = False
+    try:
+        msg = await next_view(player)
+        await next_view(spectator)
+        if how == "leave":  # the only person here leaves
+            await player.send_json_to({"type": "leave"})
+        elif how == "cancel":
+            await arena.cancel(match_id)
+        elif how == "stop":
+            await arena.stop()
+            stopped = True
+        else:  # the disk fails at the next step: Hana's move makes one
+            arena.runners[match_id].writer = BrokenWriter()
+            while not msg.get("request") or msg["request"]["kind"] != "turn":
+                msg = await next_view(player)
+            await player.send_json_to({"type": "act", "version": msg["request"]["version"],
+                                       "action": "challenge" if msg["view"]["last_bid"] else ["bid", 1, 1]})
+        for comm in (player, spectator):
+            over = await until_over(comm)
+            assert over["status"] == "aborted" and over["notice"] == notice
+        match = await sync_to_async(Match.objects.get)(pk=match_id)
+        assert match.status == Match.Status.ABORTED and notice.startswith(f"The match was aborted: {match.result['aborted']}"
+                                                                          .replace("abandoned: ", ""))
+        # From now on the page is answered from the database: a resync gets the final view.
+        await player.send_json_to({"type": "resync"})
+        assert (await next_view(player))["type"] == "match.final"
+    finally:
+        await player.disconnect()
+        await spectator.disconnect()
+        if not stopped:
+            await arena.stop()
+
+
+async def test_a_page_that_joins_as_the_match_ends_is_told_too(monkeypatch):
+    """The page read 'running' just before the match ended, so it joined the table's group
+    after match.over had gone out: its resync finds no runner, and the page hears the end."""
+    from games.arena.consumers import MatchConsumer
+
+    key, sitter = await sync_to_async(guest_session)("ivo")
+    arena, match_id = await start_match(["me", "builtin:random"], sitter)
+    try:
+        await arena.cancel(match_id)
+        await asyncio.wait_for(asyncio.gather(*arena.tasks.values(), return_exceptions=True), 5)
+        load = MatchConsumer._load
+        monkeypatch.setattr(MatchConsumer, "_load", lambda self: (Match.Status.RUNNING, load(self)[1]))
+        late = communicator(match_id, key)
+        assert (await late.connect())[0]
+        over = await until_over(late)
+        assert over["notice"] == "The match was aborted: cancelled by an organiser."
+        await late.disconnect()
+    finally:
+        await arena.stop()

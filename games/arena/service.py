@@ -95,6 +95,10 @@ class Arena:
         for listener in self.listeners:
             listener.close()
         tasks = list(self.tasks.values())
+        # A task cancelled before its first step runs none of its code: a match started a
+        # moment ago would stay 'running' and its pages untold.  One turn of the loop lets
+        # every task begin (they are scheduled in order), so each ends through _run.
+        await asyncio.sleep(0)
         for task in tasks:
             task.cancel()
         if tasks:
@@ -257,6 +261,7 @@ class Arena:
         task = self.tasks.get(match_id)
         if task is not None:
             self.runners[match_id].stop_reason = reason
+            await asyncio.sleep(0)  # let it begin first: see stop()
             task.cancel()
             return
         await sync_to_async(tables.abort)(match_id, reason)
@@ -363,8 +368,8 @@ class Arena:
         result = None
         # How it ended, for every open page; a failure before the end is known says so.
         ending = over_message(Match.Status.ABORTED, "internal error")
-        await self.layer.group_send(table_group(mid), {"type": "table.update"})
         try:
+            await self.layer.group_send(table_group(mid), {"type": "table.update"})
             result = await runner.run()
             await self.writer.flush()
             await self._store_end(runner)
