@@ -7,6 +7,7 @@ import random
 import re
 
 import pytest
+from django.urls import path
 from django.utils import timezone
 
 from games.arena import tables
@@ -14,6 +15,7 @@ from games.arena.eventlog import write_rows
 from games.arena.models import Match, Seat
 from games.liars_dice import bots
 from games.liars_dice.rules import new_state
+from webapp import urls as webapp_urls
 
 pytestmark = pytest.mark.django_db
 
@@ -197,3 +199,112 @@ def test_same_names_are_told_apart_by_seat():
     started = tables.try_start(table.pk)
     assert [s.display_name for s in started.started_seats] == ["Ann (1)", "Ann (2)"]
     assert [s.display_name for s in table.seats.order_by("index")] == ["Ann (1)", "Ann (2)"]
+
+
+def test_play_a_bot_now_asks_a_new_guest_for_a_nickname_then_seats_them_against_the_strongest_bot(client):
+    lobby = client.get("/").content.decode()
+    assert 'action="/play/liars_dice/"' in lobby and "you against the Probability bot" in lobby
+    asked = client.post("/play/liars_dice/")
+    assert asked.status_code == 302 and asked.url == "/?play=liars_dice#nickname" and not Match.objects.exists()
+    form = client.get("/?play=liars_dice").content.decode()  # the lobby's nickname form, continuing to the game
+    assert re.search(r'<form[^>]*id="nickname"[^>]*action="/play/liars_dice/"', form)
+    assert client.post("/play/liars_dice/", {"nickname": "  \x00 "}).url == "/?play=liars_dice#nickname"
+    assert "A nickname needs at least one visible character." in client.get("/?play=liars_dice").content.decode()
+    started = client.post("/play/liars_dice/", {"nickname": "Newcomer"})
+    match = Match.objects.get()
+    assert started.status_code == 302 and started.url == f"/matches/{match.pk}/"
+    assert match.config == {"players": 2, "dice": 6, "games": 1}  # the form's defaults
+    assert [(s.kind, s.display_name, s.builtin_bot, s.occupied) for s in match.seats.order_by("index")] == [
+        ("human", "Newcomer", "", True), ("builtin", "Probability bot", "probability", True)]
+    # Full, so the arena starts it at once; until then the page shows the visitor in their seat.
+    assert re.search(r'<li class="mine" data-seat="0">.*?Newcomer', client.get(started.url).content.decode(), re.S)
+    # With a nickname, one click; Jass seats the person with three rule-based bots.
+    jass = Match.objects.get(pk=int(client.post("/play/jass/").url.split("/")[2]))
+    assert [s.builtin_bot or s.display_name for s in jass.seats.order_by("index")] == ["Newcomer", "rules", "rules", "rules"]
+    blokus = Match.objects.get(pk=int(client.post("/play/blokus/").url.split("/")[2]))
+    assert [s.builtin_bot or s.display_name for s in blokus.seats.order_by("index")] == ["Newcomer", "heuristic"]
+    assert client.post("/play/chess/").status_code == 404
+
+
+def test_play_a_bot_now_is_a_post_with_csrf_and_counts_against_the_table_limit(client, django_user_model, settings):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.post("/nickname/", {"nickname": "ann"})  # refused too: no token
+    assert strict.post("/play/liars_dice/", {"nickname": "ann"}).status_code == 403
+    assert client.get("/play/liars_dice/").status_code == 405
+    assert not Match.objects.exists()
+    settings.ARENA = {**settings.ARENA, "TABLES_PER_MINUTE": 2}
+    client.force_login(django_user_model.objects.create_user("bob", password="secret12"))
+    assert client.post("/play/liars_dice/").status_code == 302
+    assert client.post("/tables/new/liars_dice/", {"players": "2", "dice": "1", "games": "1", "seat0": "me",
+                                                   "seat1": "builtin:random"}).status_code == 302
+    refused = client.post("/play/blokus/", follow=True)
+    assert "You have created 2 tables in the last minute" in refused.content.decode()
+    assert Match.objects.count() == 2  # the button and the form share one limit
+    assert "You have created 2 tables" in client.post("/tables/new/liars_dice/", {
+        "players": "2", "dice": "1", "games": "1", "seat0": "me", "seat1": "builtin:random"}).content.decode()
+
+
+def test_lobby_says_what_the_site_is_and_where_bots_connect_from_the_settings_in_force(client, settings):
+    settings.ALLOWED_HOSTS = ["arena.example.org"]
+    settings.ARENA = {**settings.ARENA, "LIARS_DICE_HOST": "0.0.0.0", "LIARS_DICE_PORT": 6001,
+                      "BLOKUS_HOST": "192.0.2.7", "BLOKUS_PORT": 13051}
+    page = " ".join(re.sub(r"<[^>]+>", "", client.get("/", HTTP_HOST="arena.example.org:8080").content.decode()).split())
+    assert "people and game bots play Liar&#x27;s Dice, Jass (Schieber) and Blokus at the same tables" in page
+    # Every interface: the name the visitor used, without the web port; a bound address: that one.
+    assert "Liar&#x27;s Dice: TCP arena.example.org:6001" in page
+    assert "Blokus: TCP 192.0.2.7:13051" in page
+    assert "Jass (Schieber): the server calls your bot over HTTP: register it at /bots/" in page
+    settings.ALLOWED_HOSTS = ["[::1]"]
+    assert "TCP <code>[::1]:6001</code>" in client.get("/", HTTP_HOST="[::1]:8000").content.decode()
+
+
+def test_history_says_which_filters_it_cannot_apply_as_the_api_does(client):
+    now = timezone.now()
+    finished_match(["alpha", "beta"], finished_at=now)
+    page = client.get("/history/").content.decode()
+    assert "(1 match)" in page and "filter-problems" not in page
+    for params, message, api_message in (
+            ({"game": "chess"}, "Game must be one of liars_dice, jass, blokus, got &#x27;chess&#x27;; this filter is left out.",
+             "game must be one of liars_dice, jass, blokus, got 'chess'"),
+            ({"date_to": "31.01.2026"}, "To must be a date like 2026-01-31, got &#x27;31.01.2026&#x27;; this filter is left out.",
+             "date_to must be a date like 2026-01-31, got '31.01.2026'"),
+            ({"date_from": "2026-03-05", "date_to": "2026-03-01"},
+             "From (2026-03-05) is after To (2026-03-01): no match finished between them.",
+             "date_from (2026-03-05) is after date_to (2026-03-01): no match finished between them"),
+            ({"page": "3"}, "Page 3 does not exist: there is 1 page; showing page 1.", "page 3 does not exist: there is 1 page"),
+            ({"page": "9" * 5000}, "Page must be a whole number from 1 to 1000000000", "page must be a whole number")):
+        html = client.get("/history/", params).content.decode()
+        assert html.count("<li>") == 1 and message in html, (params, html[:3000])
+        api = client.get("/api/matches/", params)
+        assert api.status_code == 400 and api_message in api.json()["error"], params
+    # Filters that cannot apply are left out: the menu says "All" and the match is listed.
+    html = client.get("/history/", {"game": "chess", "player": "alp"}).content.decode()
+    assert '<option value="" >' not in html and 'selected' not in html and "#1" in html and 'value="alp"' in html
+    assert "No finished matches match" in client.get("/history/", {"date_from": "2026-03-05",
+                                                                   "date_to": "2026-03-01"}).content.decode()
+
+
+def raise_an_error(request):
+    raise RuntimeError("a view that breaks")
+
+
+urlpatterns = [path("boom/", raise_an_error)] + webapp_urls.urlpatterns
+
+
+@pytest.mark.urls("tests.test_web")
+def test_error_pages_have_the_site_layout_and_a_way_back(client, settings, django_assert_num_queries):
+    assert settings.DEBUG is False  # what visitors of a deployed site get
+    for url in ("/no/such/page/", "/matches/999999/", "/rules/chess/"):
+        missing = client.get(url)
+        html = missing.content.decode()
+        assert missing.status_code == 404 and 'class="topbar"' in html and 'name="viewport"' in html, url
+        assert 'href="/">Back to the lobby' in html and 'href="/history/">Finished matches' in html, url
+    assert "<code>/no/such/page/</code>" in client.get("/no/such/page/").content.decode()
+    client.raise_request_exception = False
+    with django_assert_num_queries(0):  # the 500 page needs no database
+        broken = client.get("/boom/")
+    html = broken.content.decode()
+    assert broken.status_code == 500 and 'class="topbar"' in html and 'href="/">Back to the lobby' in html
+    assert "a view that breaks" not in html and "Log in" not in html  # no account links: no session read

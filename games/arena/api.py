@@ -8,16 +8,15 @@ Seeds are strings: they are 62-bit numbers, beyond what JavaScript's numbers hol
 """
 from __future__ import annotations
 
-import datetime
 from functools import wraps
 
 from django.core.paginator import Paginator
 from django.http import JsonResponse
 from django.urls import reverse
 
-from games.arena import registry, replay
+from games.arena import replay
 from games.arena.models import Match
-from games.arena.queries import DONE, PAGE_SIZE, finished_matches, seat_summary
+from games.arena.queries import DONE, PAGE_SIZE, FilterError, check_filters, finished_matches, page_number, seat_summary
 
 
 class BadRequest(ValueError):
@@ -54,15 +53,6 @@ def _int(params, name: str, default: int, low: int, high: int) -> int:
     return number
 
 
-def _date(params, name: str) -> None:
-    value = params.get(name)
-    if value:
-        try:
-            datetime.date.fromisoformat(value)
-        except ValueError:
-            raise BadRequest(f"{name} must be a date like 2026-01-31, got {value[:40]!r}") from None
-
-
 def _match(match_id: int, queryset=None) -> Match:
     match = (queryset if queryset is not None else Match.objects).filter(pk=match_id).first()
     if match is None:
@@ -82,20 +72,16 @@ def match_summary(match: Match) -> dict:
 @json_errors
 def match_list(request):
     """Finished matches, newest first, ``PAGE_SIZE`` a page: ``?game=&player=&date_from=&date_to=&page=``.
-    Raises (as a 400) for an unknown game, a bad date or a page that does not exist."""
-    params = request.GET
-    if params.get("game") and params["game"] not in {g.slug for g in registry.all_games()}:
-        raise BadRequest(f"game must be one of {', '.join(g.slug for g in registry.all_games())}")
-    if params.get("status") and params["status"] not in DONE:
-        raise BadRequest(f"status must be one of {', '.join(DONE)}")
-    _date(params, "date_from")
-    _date(params, "date_to")
-    paginator = Paginator(finished_matches(params), PAGE_SIZE)
-    number = _int(params, "page", 1, 1, 10**9)
-    if number > max(1, paginator.num_pages):
-        raise BadRequest(f"page {number} does not exist: there {'is' if paginator.num_pages <= 1 else 'are'} "
-                         f"{max(1, paginator.num_pages)} page{'s' if paginator.num_pages > 1 else ''}")
-    page = paginator.page(number)
+    Raises (as a 400) for an unknown game, a bad date, a ``date_from`` after ``date_to`` or a
+    page that does not exist (:func:`~games.arena.queries.check_filters`)."""
+    filters, problems = check_filters(request.GET)  # the history page's checks, word for word
+    if problems:
+        raise BadRequest(str(problems[0]))
+    paginator = Paginator(finished_matches(filters), PAGE_SIZE)
+    try:
+        page = paginator.page(page_number(request.GET.get("page"), paginator.num_pages))
+    except FilterError as exc:
+        raise BadRequest(str(exc)) from None
     return JsonResponse({"count": paginator.count, "page": page.number, "pages": paginator.num_pages,
                          "results": [match_summary(m) for m in page.object_list]})
 

@@ -127,6 +127,19 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     return match
 
 
+def create_bot_table(game: str, sitter: Sitter, *, creator_key: str = "") -> Match:
+    """"Play a bot now": an open table of ``game``'s default configuration (each form field's
+    default) with ``sitter`` at the first seat and the game's strongest built-in bot
+    (``GameSpec.strongest_bot``) at every other.  Every seat is taken, so the arena starts it
+    as soon as it hears of the table.  Raises ``ValueError`` for a game without such a bot."""
+    spec = registry.get(game)
+    if spec.strongest_bot not in spec.builtin_bots:
+        raise ValueError(f"{spec.title} has no built-in bot to play against.")
+    config = spec.table_config({f.key: f.default for f in spec.config_fields})
+    choices = [ME] + [BUILTIN_PREFIX + spec.strongest_bot] * (spec.num_seats(config) - 1)
+    return create_table(game, config, choices, sitter, creator_key=creator_key)
+
+
 def tables_created_lately(creator_key: str, seconds: float = 60.0) -> int:
     """Tables ``creator_key`` created in the last ``seconds`` (issue 6, item 8's per-minute limit)."""
     since = timezone.now() - timedelta(seconds=seconds)

@@ -6,6 +6,7 @@ from games.arena import api, bot_views, exchange, views
 urlpatterns = [
     path("", views.lobby, name="lobby"),
     path("tables/new/<slug:game>/", views.create_table, name="create_table"),
+    path("play/<slug:game>/", views.play_bot, name="play_bot"),
     path("rules/<slug:game>/", views.rules_page, name="rules"),
     path("matches/<int:match_id>/", views.match_page, name="match"),
     path("matches/<int:match_id>/join/<int:index>/", views.join, name="join"),

@@ -11,6 +11,7 @@ from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
 from django.db.models import Prefetch, Q
 from django.http import Http404, HttpResponseNotAllowed
+from django.http.request import split_domain_port
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -18,7 +19,7 @@ from django.views.decorators.http import require_POST
 
 from games.arena import registry, tables
 from games.arena.models import Match, RegisteredBot, Seat
-from games.arena.queries import PAGE_SIZE, finished_matches
+from games.arena.queries import PAGE_SIZE, FilterError, check_filters, finished_matches, page_number
 from games.arena.runner import table_group
 from games.arena.service import CONTROL_GROUP
 
@@ -54,6 +55,16 @@ def _take_nickname(request) -> None:
             request.session[NICKNAME_KEY] = name
 
 
+def _creation_refused(creator: str) -> str | None:
+    """Why ``creator`` (:func:`creator_key`) may not create a table now, or None: at most
+    ``ARENA_TABLES_PER_MINUTE`` a minute, whether from the form or "Play a bot now"."""
+    limit = settings.ARENA["TABLES_PER_MINUTE"]
+    if tables.tables_created_lately(creator) < limit:
+        return None
+    return (f"You have created {limit} table{'s' if limit != 1 else ''} in the last minute: "
+            "wait a moment before creating another.")
+
+
 def _announce(match_id: int) -> None:
     """Tell the arena (start it if full) and the table's pages (reload) that seats changed."""
     layer = get_channel_layer()
@@ -65,22 +76,112 @@ def _with_seats(qs):
     return qs.prefetch_related(Prefetch("seats", queryset=Seat.objects.order_by("index")))
 
 
+#: Addresses a listener binds to that mean "every interface": bots then reach it by whatever
+#: name reaches this machine, so the lobby names the host the visitor reached the site by.
+ANY_ADDRESS = {"", "0.0.0.0", "::", "[::]", "*"}
+
+_COUNTS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+def bot_address(request, spec) -> tuple[str, int] | None:
+    """``(host, port)`` a bot author connects to for ``spec``'s TCP listener, from the settings
+    in force (``<GAME>_HOST``, ``<GAME>_PORT``); None for games without one (Jass: the server
+    calls the bots).  The host is the listener's own address when it is bound to one, else the
+    name this request reached the site by, without its port (IPv6 in brackets)."""
+    port = settings.ARENA.get(f"{spec.slug.upper()}_PORT")
+    if spec.start_listener is None or port is None:
+        return None
+    bound = str(settings.ARENA.get(f"{spec.slug.upper()}_HOST", settings.ARENA["HOST"])).strip()
+    host = bound if bound not in ANY_ADDRESS else split_domain_port(request.get_host())[0]
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return host, port
+
+
+def play_bot_line(spec) -> str:
+    """Who sits at a "Play a bot now" table of ``spec`` besides the visitor, e.g. "you against
+    the Probability bot", "you and a Rule-based bot against two Rule-based bots"."""
+    config = spec.normalize_config({f.key: f.default for f in spec.config_fields})
+    others = spec.num_seats(config) - 1
+    label = spec.builtin_bots[spec.strongest_bot][0]
+    if others == 1:
+        return f"you against the {label}"
+    if spec.teams is not None:  # the first seat's partners are bots too
+        partners = len(next(seats for _, seats in spec.teams(config) if 0 in seats)) - 1
+        rivals = others - partners
+        partner_text = f"a {label}" if partners == 1 else f"{_COUNTS.get(partners, partners)} {label}s"
+        return f"you and {partner_text} against {_COUNTS.get(rivals, rivals)} {label}s"
+    return f"you against {_COUNTS.get(others, others)} {label}s"
+
+
 def lobby(request):
-    """Open tables, live matches and recent results, per game."""
-    sections = []
+    """Open tables, live matches and recent results, per game; the site in one line with the
+    address each game's bots connect to; "Play a bot now" per game.  ``?play=<game>``: a
+    visitor without a nickname pressed "Play a bot now", and the nickname form continues to
+    that game's table."""
+    sections, doors = [], []
     for spec in registry.all_games():
         base = Match.objects.filter(game=spec.slug)
+        address = bot_address(request, spec)
+        if address is not None:
+            doors.append({"title": spec.title, "host": address[0], "port": address[1]})
+        elif spec.http_bot_endpoint is not None:
+            doors.append({"title": spec.title, "http": True})
         sections.append({
             "spec": spec,
             "open": _with_seats(base.filter(status=Match.Status.OPEN).order_by("auto", "-created_at"))[:20],
             "live": _with_seats(base.filter(status=Match.Status.RUNNING).order_by("-started_at"))[:20],
             "recent": _with_seats(base.filter(status=Match.Status.FINISHED).order_by("-finished_at"))[:10],
-            "port": settings.ARENA.get(f"{spec.slug.upper()}_PORT"),
-            "protocol_note": spec.protocol_note.format(port=settings.ARENA.get(f"{spec.slug.upper()}_PORT")),
+            "port": address[1] if address else None,
+            "protocol_note": spec.protocol_note.format(port=address[1], host=address[0]) if address else "",
             "http_bots": spec.http_bot_endpoint is not None,
             "importable": spec.import_match is not None,
+            "play_bot": play_bot_line(spec) if spec.strongest_bot else "",
         })
-    return render(request, "arena/lobby.html", {"sections": sections, "sitter": sitter_for(request)})
+    sitter = sitter_for(request)
+    play = next((s for s in sections if s["spec"].slug == request.GET.get("play") and s["play_bot"]), None)
+    return render(request, "arena/lobby.html", {
+        "sections": sections, "doors": doors, "sitter": sitter,
+        "games_named": _and([s["spec"].title for s in sections]),
+        "play": play if sitter is None else None,
+    })
+
+
+def _and(words: list[str]) -> str:
+    """``["a", "b", "c"]`` -> ``"a, b and c"``."""
+    return " and ".join([", ".join(words[:-1]), words[-1]]) if len(words) > 1 else "".join(words)
+
+
+@require_POST
+def play_bot(request, game: str):
+    """"Play a bot now" (the lobby's button per game): a table of the game's default
+    configuration with the visitor at the first seat and the game's strongest built-in bot
+    (``GameSpec.strongest_bot``) at every other, started at once; redirects to its page.
+
+    A POST (CSRF-checked), counted against ``ARENA_TABLES_PER_MINUTE`` like the create-table
+    form.  A visitor without a nickname (no guest name, not logged in) goes to the lobby's
+    nickname form, which posts the name back here and continues.  404 for an unknown game or
+    one without a built-in bot to play."""
+    try:
+        spec = registry.get(game)
+    except KeyError:
+        raise Http404("no such game") from None
+    if spec.strongest_bot is None:
+        raise Http404("no built-in bot to play")
+    _take_nickname(request)
+    sitter = sitter_for(request)
+    if sitter is None:
+        if "nickname" in request.POST:
+            messages.error(request, "A nickname needs at least one visible character.")
+        return redirect(f"{reverse('lobby')}?play={spec.slug}#nickname")
+    creator = creator_key(request)
+    refused = _creation_refused(creator)
+    if refused:
+        messages.error(request, refused)
+        return redirect(f"{reverse('lobby')}#game-{spec.slug}")
+    match = tables.create_bot_table(spec.slug, sitter, creator_key=creator)
+    _announce(match.pk)
+    return redirect("match", match.pk)
 
 
 def create_table(request, game: str):
@@ -124,10 +225,8 @@ def create_table(request, game: str):
                 error = f"{f.label} must be a whole number."
         choices = [request.POST.get(f"seat{i}", default_other) for i in range(max_seats)]
         creator = creator_key(request)
-        limit = settings.ARENA["TABLES_PER_MINUTE"]
-        if error is None and tables.tables_created_lately(creator) >= limit:
-            error = (f"You have created {limit} table{'s' if limit != 1 else ''} in the last minute: "
-                     "wait a moment before creating another.")
+        if error is None:
+            error = _creation_refused(creator)
         if error is None:
             try:
                 config = spec.table_config(values)
@@ -204,14 +303,34 @@ def leave(request, match_id: int):
     return redirect("match", match_id)
 
 
+#: The history form's names for the listing's parameters, in its messages.
+FILTER_LABELS = {"game": "Game", "player": "Player", "date_from": "From", "date_to": "To",
+                 "page": "Page", "status": "Status"}
+
+
 def history(request):
-    """Finished matches with filters (game, player, dates) and pagination."""
-    paginator = Paginator(finished_matches(request.GET), PAGE_SIZE)
-    page = paginator.get_page(request.GET.get("page"))
+    """Finished matches with filters (game, player, dates) and pagination.
+
+    Checked as ``/api/matches/`` checks them (:func:`~games.arena.queries.check_filters`),
+    but a page is not an error reply: each problem is shown above the list, a filter that
+    cannot apply is left out (an unknown game lists every game, and the menu says "All"), a
+    page past the last shows the last, and the form keeps what was typed."""
+    filters, problems = check_filters(request.GET)
+    # A From after the To is applied (nothing matches it); any other problem leaves its filter out.
+    notes = [p.text(FILTER_LABELS) + ("." if p.other else "; this filter is left out.") for p in problems]
+    paginator = Paginator(finished_matches(filters), PAGE_SIZE)
+    asked = request.GET.get("page", "")
+    try:
+        number = page_number(asked, paginator.num_pages)
+    except FilterError as exc:
+        past_last = asked.isascii() and asked.isdigit() and int(asked[:11]) > 1
+        number = max(1, paginator.num_pages) if past_last else 1
+        notes.append(f"{exc.text(FILTER_LABELS)}; showing page {number}.")
     query = request.GET.copy()
     query.pop("page", None)
     return render(request, "arena/history.html", {
-        "page": page, "games": registry.all_games(), "filters": request.GET, "query": query.urlencode(),
+        "page": paginator.page(number), "games": registry.all_games(), "filters": request.GET,
+        "game": filters.get("game", ""), "query": query.urlencode(), "problems": notes,
         "titles": {g.slug: g.title for g in registry.all_games()},
     })
 
