@@ -67,11 +67,11 @@ def test_a_downloaded_replay_file_imports_to_the_same_game(client, variant):
     assert "Heuristic bot" in page and "Software-Challenge " + variant in page
 
 
-def test_the_import_page_says_what_it_takes_and_reads_an_official_server_file(client):
+def test_the_import_page_says_what_it_takes_and_reads_our_synthetic_file_in_the_server_format(client):
     page = client.get("/import/blokus/").content.decode()
     assert "Software-Challenge replay file" in page and 'accept=".xml' in page
-    text = (DATA / "official-2021-violation.xml").read_text()
-    resp = client.post("/import/blokus/", {"log": SimpleUploadedFile("official.xml", text.encode())})
+    text = (DATA / "synthetic-2021-violation.xml").read_text()
+    resp = client.post("/import/blokus/", {"log": SimpleUploadedFile("replay.xml", text.encode())})
     assert resp.status_code == 302
     imported = Match.objects.get(pk=int(resp.url.rstrip("/").split("/")[-1]))
     assert imported.result["causes"] == ["RULE_VIOLATION", "REGULAR"] and imported.result["winner"] == 1

@@ -1,6 +1,7 @@
 """Blokus XML codec (games/blokus/protocol.py): golden bytes against the official server's own
 serialisation tests and the seed, client messages, the 2027 form as socha 5.1 parses it, and
-replay files both ways (our export and the official 2021 format, tests/data/blokus)."""
+replay files both ways (our export, and files we wrote in the official 2021 server's format,
+tests/data/blokus: no file written by that server is public, see its README)."""
 from __future__ import annotations
 
 import random
@@ -661,8 +662,8 @@ def test_only_leaving_ends_a_game_out_of_turn_in_an_imported_file():
         protocol.import_replay(text.replace('cause="LEFT"', 'cause="RULE_VIOLATION"'))
 
 
-def test_the_official_format_violation_fixture_imports():
-    imported = protocol.import_replay((DATA / "official-2021-violation.xml").read_text())
+def test_our_synthetic_file_in_the_2021_server_format_with_a_violation_imports():
+    imported = protocol.import_replay((DATA / "synthetic-2021-violation.xml").read_text())
     assert imported["config"]["variant"] == "2021"
     assert imported["names"] == ["Bob", "Alice"]
     assert len(imported["steps"]) == 23   # 22 moves (one memento repeated), then the forfeit
@@ -674,8 +675,8 @@ def test_the_official_format_violation_fixture_imports():
     assert state.result()["win_points"] == [0, 2] and seat == 0
 
 
-def test_the_official_format_regular_fixture_imports_with_its_last_move_recovered():
-    text = (DATA / "official-2021-regular.xml").read_text()
+def test_our_synthetic_file_in_the_2021_server_format_imports_with_its_last_move_recovered():
+    text = (DATA / "synthetic-2021-regular.xml").read_text()
     assert text.count('<data class="memento">') == 59   # no memento after the 59th move
     imported = protocol.import_replay(text)
     assert len(imported["steps"]) == 59

@@ -314,6 +314,107 @@ def test_spectators_see_the_board_pieces_left_last_move_and_the_ending(browser, 
     assert page.errors == [], page.errors
 
 
+#: Every row's height and every column's width on the page, in CSS pixels.
+TRACKS = """() => { const at = (x, y) => document.querySelector(`.bk-board .bk-cell[data-x='${x}'][data-y='${y}']`).getBoundingClientRect();
+  const rows = [], cols = [];
+  for (let i = 0; i < 20; i++) { rows.push(at(0, i).height); cols.push(at(i, 0).width); }
+  const board = document.querySelector('.bk-board').getBoundingClientRect();
+  return {rows, cols, board: [board.width, board.height]}; }"""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_squares_are_square_before_and_after_pieces_land(browser, harness, viewport):  # noqa: F811
+    page = new_page(browser, viewport=viewport)
+    page.goto(harness)
+    seen = []
+    for moves in (0, 6, 40):  # empty, a few pieces, a crowded board
+        state = play_randomly("2021", 8, moves)
+        seat = state.to_act()[0] if not state.is_terminal() else 0
+        page.evaluate(RENDER, [state.observation(seat), seat, {"kind": "move", "version": 1}, False, NAMES, []])
+        tracks = page.evaluate(TRACKS)
+        sizes = tracks["rows"] + tracks["cols"]
+        assert max(sizes) - min(sizes) < 0.6, (moves, tracks)
+        width, height = tracks["board"]
+        assert abs(width - height) < 0.6, (moves, tracks)
+        seen.append((round(width, 1), round(sizes[0], 1)))
+    assert len(set(seen)) == 1, f"the board keeps its shape as pieces land: {seen}"
+    side = seen[0][1]
+    assert side >= 15, seen
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"blokus-squares-{viewport['width']}.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), "no sideways scrolling"
+    assert page.errors == [], page.errors
+
+
+def test_pieces_are_drawn_the_board_is_labelled_and_turns_count_from_1(browser, harness):  # noqa: F811
+    page = new_page(browser)
+    page.goto(harness)
+    state = rules.new_state({"variant": "2021"}, 4)
+    page.evaluate(RENDER, [state.observation(0), 0, {"kind": "move", "version": 1}, False, NAMES, []])
+    expect(page.get_by_test_id("status")).to_contain_text("Round 1 · turn 1")
+    labels = page.locator(".bk-cols span").all_text_contents(), page.locator(".bk-rows span").all_text_contents()
+    assert labels == (list("ABCDEFGHIJKLMNOPQRST"), [str(n) for n in range(1, 21)])
+    # Each label sits over (beside) its column (row) of squares.
+    for x, y in ((0, 0), (13, 7), (19, 19)):
+        cell = page.locator(f".bk-board .bk-cell[data-x='{x}'][data-y='{y}']").bounding_box()
+        col = page.locator(".bk-cols span").nth(x).bounding_box()
+        row = page.locator(".bk-rows span").nth(y).bounding_box()
+        assert abs((col["x"] + col["width"] / 2) - (cell["x"] + cell["width"] / 2)) < 1
+        assert abs((row["y"] + row["height"] / 2) - (cell["y"] + cell["height"] / 2)) < 1
+    start = page.get_by_test_id("start-piece")
+    assert start.locator(".bk-piece i").count() == len(rules.piece_cells(state.start_piece, "NONE", False, 0, 0))
+    # The last move and a replay's step list: the piece drawn as it lies, the squares named as labelled.
+    move = ["set", "BLUE", "PENTO_L", "RIGHT", False, 0, 0]
+    state = rules.new_state({"variant": "2021", "start_piece": "PENTO_L"}, 4)
+    happenings = state.apply({0: move})
+    view = state.public_observation()
+    page.evaluate(RENDER, [view, None, None, True, NAMES, [], happenings])
+    for where in ("last-move", "step-moves"):
+        text = page.get_by_test_id(where).inner_text()
+        assert "PENTO" not in text and "on A1–D2" in text, (where, text)
+        drawn = page.get_by_test_id(where).locator(".bk-piece[data-shape='PENTO_L'] i").evaluate_all(
+            "is => is.map(i => [+i.style.gridColumnStart - 1, +i.style.gridRowStart - 1])")
+        assert sorted(map(tuple, drawn)) == sorted(rules.piece_cells("PENTO_L", "RIGHT", False, 0, 0))
+    expect(page.get_by_test_id("last-move").locator(".bk-piece")).to_have_attribute("title", "L pentomino (5 squares)")
+    # Nowhere a wire name as text, nor as a tooltip.
+    page.evaluate(RENDER, [state.observation(1), 1, {"kind": "move", "version": 1}, False, NAMES, []])
+    body = page.locator("body").inner_text()
+    titles = page.locator("[title]").evaluate_all("es => es.map(e => e.title).join(' ')")
+    assert not re.search(r"\b(MONO|DOMINO|TRIO_|TETRO_|PENTO_)", body + titles), (body, titles)
+    assert page.errors == [], page.errors
+
+
+def test_a_refused_click_says_why_beside_the_board_keeps_the_preview_and_clears_on_the_next_aim(browser, harness):  # noqa: F811
+    page = new_page(browser)
+    page.goto(harness)
+    state = play_randomly("2021", 3, 8)
+    seat = state.to_act()[0]
+    view = state.observation(seat)
+    page.evaluate(RENDER, [view, seat, {"kind": "move", "version": 1}, False, NAMES, []])
+    kind = next(k for k in view["shapes"][view["current_color"]] if k != "MONO")
+    size = len(rules.piece_cells(kind, "NONE", False, 0, 0))
+    page.locator(f"#actions .bk-tray-piece[data-shape='{kind}']").click()
+    free = next((x, y) for y in range(7, 13) for x in range(7, 13)
+                if all(view["board"][yy][xx] == "." for yy in range(y - 3, y + 4) for xx in range(x - 3, x + 4)))
+    cell = page.locator(f".bk-board .bk-cell[data-x='{free[0]}'][data-y='{free[1]}']")
+    cell.hover()
+    cell.click()
+    why = page.get_by_test_id("why")
+    expect(why).to_contain_text("Not here: Must touch")
+    assert page.evaluate("window.__acted") == []
+    # The preview stays where the pointer is, and nothing lies over the board.
+    expect(page.locator(".bk-board .bk-pv-bad")).to_have_count(size)
+    board = page.locator(".bk-board").bounding_box()
+    assert page.locator("#flash:visible").count() == 0
+    b = why.bounding_box()
+    assert b["y"] >= board["y"] + board["height"] or b["y"] + b["height"] <= board["y"], "the reason is not on the board"
+    # The next aim answers it.
+    page.locator(f".bk-board .bk-cell[data-x='{free[0] + 1}'][data-y='{free[1]}']").hover()
+    expect(why).not_to_contain_text("Not here")
+    expect(page.locator(".bk-board .bk-pv-bad")).to_have_count(size)
+    assert page.errors == [], page.errors
+
+
 # --- 2. a whole game with the real server ----------------------------------------------------
 
 def get_json(url: str):
@@ -331,6 +432,43 @@ def choose(legal: list, rng: random.Random, skip_now: bool):
     return rng.choice([a for a in sets if len(placed_cells(a)) == most])
 
 
+#: Whether the chosen option of a select shows whole: its text's width against the box's.
+CHOICE_FITS = """(select) => { const style = getComputedStyle(select);
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+  const text = ctx.measureText(select.options[select.selectedIndex].text).width;
+  const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;  // 20: the arrow
+  return [text, room]; }"""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_rules_choice_shows_whole_and_the_first_turn_keeps_the_page_head_in_view(arena_factory, browser, viewport):  # noqa: F811
+    arena = arena_factory(env={"ARENA_ROUND_PAUSE": "0", "ARENA_BUILTIN_DELAY": "0.05"})
+    page = new_page(browser, viewport=viewport)
+    page.goto(arena.url + "/tables/new/blokus/")
+    rules_choice = page.get_by_label("Software-Challenge rules")
+    for variant in ("2027", "2021"):
+        rules_choice.select_option(variant)
+        text, room = rules_choice.evaluate(CHOICE_FITS)
+        assert text <= room, (variant, text, room)
+    page.get_by_label("Your nickname").fill("Ann")
+    page.get_by_label(re.compile(r"^Team ONE")).select_option("me")
+    page.get_by_label(re.compile(r"^Team TWO")).select_option("builtin:heuristic")
+    page.get_by_role("button", name="Create table").click()
+    page.locator("#actions .bk-tray-piece").first.wait_for()
+    expect(page.get_by_test_id("status")).to_contain_text("turn 1")
+    # Nothing scrolled: the title and Leave are in view, and the whole board above the dock.
+    assert page.evaluate("window.scrollY") == 0
+    expect(page.locator("h2").first).to_be_in_viewport(ratio=1)
+    expect(page.locator("#leave-match")).to_be_in_viewport(ratio=1)
+    board = page.locator(".bk-board").bounding_box()
+    dock = page.locator("#actions .bk-dock").bounding_box()
+    assert board["y"] + board["height"] <= dock["y"] + 1, (board, dock)
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"blokus-first-turn-{viewport['width']}.png"))
+    assert page.errors == [], page.errors
+
+
 def test_a_person_plays_a_whole_game_against_the_heuristic_bot_while_a_guest_watches(arena_factory, browser):  # noqa: F811
     started = time.monotonic()
     arena = arena_factory(env={"BLOKUS_HUMAN_DEADLINE": "30", "ARENA_ROUND_PAUSE": "0", "ARENA_BUILTIN_DELAY": "0.05"})
@@ -338,7 +476,7 @@ def test_a_person_plays_a_whole_game_against_the_heuristic_bot_while_a_guest_wat
     page = new_page(browser)
     page.goto(arena.url + "/tables/new/blokus/")
     page.get_by_label("Your nickname").fill("Ann")
-    page.get_by_label("Rules").select_option("2021")
+    page.get_by_label("Software-Challenge rules").select_option("2021")
     page.get_by_label(re.compile(r"^Team ONE")).select_option("me")
     page.get_by_label(re.compile(r"^Team TWO")).select_option("builtin:heuristic")
     page.get_by_role("button", name="Create table").click()

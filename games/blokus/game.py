@@ -17,9 +17,10 @@ from games.blokus import protocol, rules
 from games.blokus.bots import BUILTIN_BOTS
 
 #: The rule sets a table can play, as the create-table form offers them.
+#: The form's choice; short enough to show whole in a select on a phone (390 px wide).
 VARIANT_CHOICES = (
-    ("2021", "Software-Challenge 2021: the first piece covers a corner"),
-    ("2027", "Software-Challenge 2027: the first piece touches the border"),
+    ("2021", "2021: first piece in a corner"),
+    ("2027", "2027: first piece on the border"),
 )
 
 
@@ -78,7 +79,7 @@ SPEC = register(GameSpec(
     normalize_config=rules.normalize_config,
     num_seats=lambda config: 2,
     config_fields=(
-        ConfigField("variant", "Rules", 0, 0, "2021", kind="choice", choices=VARIANT_CHOICES),
+        ConfigField("variant", "Software-Challenge rules", 0, 0, "2021", kind="choice", choices=VARIANT_CHOICES),
     ),
     describe_config=describe_config,
     builtin_bots=BUILTIN_BOTS,

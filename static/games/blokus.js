@@ -50,6 +50,19 @@
     PENTO_Y: [[0, 1], [1, 0], [1, 1], [1, 2], [1, 3]],
   };
   const ALL_SHAPES = Object.keys(SHAPES).length;
+  // What people call the pieces (tooltips, screen readers); the wire's names (MONO, PENTO_L)
+  // mean nothing at the table, so the pages draw the piece and name it only here.
+  function pieceName(kind) {
+    if (kind === 'MONO') return 'single square';
+    if (kind === 'DOMINO') return 'domino (2 squares)';
+    const [family, letter] = kind.split('_');
+    const size = {TRIO: [3, 'tromino'], TETRO: [4, 'tetromino'], PENTO: [5, 'pentomino']}[family];
+    return size ? `${letter} ${size[1]} (${size[0]} squares)` : kind;
+  }
+  // The board's labels: columns A..T left to right, rows 1..20 top to bottom; the protocol's
+  // x and y (0..19) are the column's and row's index.
+  const COLUMN = 'ABCDEFGHIJKLMNOPQRST';
+  const square = (x, y) => `${COLUMN[x]}${y + 1}`;
   // How a forced ending reads (rules.CAUSES).
   const CAUSE_TEXT = {
     RULE_VIOLATION: 'broke a rule', SOFT_TIMEOUT: 'moved too late (soft time limit)',
@@ -139,8 +152,8 @@
       }
     }
     function check(kind, cells) {
-      if (!shapes.includes(kind)) return `${kind} is already placed`;
-      if (first && view.start_piece && kind !== view.start_piece) return `The first piece must be the start piece, ${view.start_piece}`;
+      if (!shapes.includes(kind)) return `The ${pieceName(kind)} is already placed`;
+      if (first && view.start_piece && kind !== view.start_piece) return `The first piece must be the start piece, the ${pieceName(view.start_piece)}`;
       if (cells.some(([x, y]) => at(x, y) === null)) return 'Off the board';
       if (cells.some(([x, y]) => at(x, y) !== '.')) return 'A cell is taken';
       if (cells.some(([x, y]) => edgeOwn(x, y))) return `Touches ${COLOR_NAME[color].toLowerCase()} along an edge`;
@@ -191,10 +204,11 @@
   }
 
   // A piece as a little grid of squares in its colour (letter on the box for colour-blind eyes).
-  function pieceDrawing(cells, color, extra) {
+  // With `kind` it stands for the piece in a text: named for screen readers and tooltips.
+  function pieceDrawing(cells, color, extra, kind) {
     const w = Math.max(...cells.map((c) => c[0])) + 1, h = Math.max(...cells.map((c) => c[1])) + 1;
-    return el('span', {class: 'bk-piece' + (extra ? ' ' + extra : ''), 'data-c': LETTER[color], style: `--w:${w};--h:${h}`,
-                       'aria-hidden': 'true'},
+    const named = kind ? {role: 'img', 'aria-label': pieceName(kind), title: pieceName(kind), 'data-shape': kind} : {'aria-hidden': 'true'};
+    return el('span', {class: 'bk-piece' + (extra ? ' ' + extra : ''), 'data-c': LETTER[color], style: `--w:${w};--h:${h}`, ...named},
       cells.map(([x, y]) => el('i', {style: `grid-column:${x + 1};grid-row:${y + 1}`})));
   }
 
@@ -236,6 +250,7 @@
   }
 
   function updatePreview() {
+    ui.refused = null;  // any new aim answers the last refusal
     for (const c of ui.previewed) c.classList.remove('bk-pv', 'bk-pv-ok', 'bk-pv-bad');
     ui.previewed = [];
     const p = ui.active ? previewPlacement() : null;
@@ -280,7 +295,9 @@
     if (!ui.active) return;
     const p = previewPlacement();
     if (!p) return;
-    if (p.why) { Arena.flash(`Not here: ${p.why}.`); return; }
+    // Refused here, in the dock's prompt (a message over the board would hide it and take the
+    // pointer off the preview); the next move of the pointer or the keys clears it.
+    if (p.why) { ui.refused = p.why; updateDock(p); return; }
     ui.ctx.act(['set', ui.rules.color, p.kind, p.rotation, p.flipped, p.x, p.y]);
   }
 
@@ -352,7 +369,11 @@
         if (same) place();
       });
     }
-    return el('div', {class: 'bk-board-wrap'}, grid);
+    // Labels on the top and the left, as the texts name squares (C14).
+    const columns = el('div', {class: 'bk-cols', 'aria-hidden': 'true'}, [...COLUMN].map((c) => el('span', {}, c)));
+    const rowLabels = el('div', {class: 'bk-rows', 'aria-hidden': 'true'},
+      Array.from({length: SIZE}, (_, y) => el('span', {}, String(y + 1))));
+    return el('div', {class: 'bk-board-wrap'}, el('span', {class: 'bk-axes'}), columns, rowLabels, grid);
   }
 
   function sentCells(action) {
@@ -373,7 +394,8 @@
   }
 
   function renderStatus(view, ctx) {
-    const where = `Round ${view.round} · turn ${view.turn}`;
+    // The rules count turns from 0 (as the protocol's memento does); people count from 1.
+    const where = `Round ${view.round} · turn ${view.turn + 1}`;
     if (view.terminal) {
       return el('div', {class: 'status-line done', 'data-testid': 'status'}, resultText(view, ctx));
     }
@@ -413,7 +435,7 @@
     const facts = [];
     if (view.start_piece && SHAPES[view.start_piece]) {
       facts.push(el('span', {class: 'fact', 'data-testid': 'start-piece'}, 'Start piece: ',
-        pieceDrawing(SHAPES[view.start_piece], 'NONE', 'tiny'), ` ${view.start_piece}`,
+        pieceDrawing(SHAPES[view.start_piece], 'NONE', 'small', view.start_piece),
         el('span', {class: 'hint-light'}, view.variant === '2027' ? ' (first move: on the border)' : ' (first move: on a corner)')));
     }
     const last = view.last_move;
@@ -423,8 +445,15 @@
 
   function describeAction(action) {
     if (!Array.isArray(action)) return `answered ${JSON.stringify(action)}`;
-    if (action[0] === 'set' && COLORS.includes(action[1])) {
-      return el('span', {}, colorText(action[1]), ` placed ${action[2]}`, el('span', {class: 'hint-light'}, ` at ${action[5]}, ${action[6]}`));
+    const [, color, kind, rotation, flipped, x, y] = action;
+    if (action[0] === 'set' && COLORS.includes(color) && SHAPES[kind] && ROTATE[rotation]
+        && Number.isInteger(x) && Number.isInteger(y) && x >= 0 && y >= 0) {
+      // The piece as it lies, and the squares its box spans (the protocol's x, y in the tooltip).
+      const cells = transform(kind, rotation, !!flipped);
+      const right = Math.min(SIZE - 1, x + Math.max(...cells.map((c) => c[0]))), bottom = Math.min(SIZE - 1, y + Math.max(...cells.map((c) => c[1])));
+      return el('span', {class: 'bk-move'}, colorText(color), ' placed ', pieceDrawing(cells, color, 'tiny', kind),
+        el('span', {class: 'hint-light', title: `x ${x}, y ${y} in the protocol`},
+          x < SIZE && y < SIZE ? ` on ${square(x, y)}–${square(right, bottom)}` : ''));
     }
     if (action[0] === 'skip' && COLORS.includes(action[1])) return el('span', {}, colorText(action[1]), ' skipped');
     if (action[0] === 'forfeit') return `${CAUSE_TEXT[action[1]] || action[1]}: ${action[2] || ''}`;
@@ -443,7 +472,7 @@
                           'data-color': color},
           el('div', {class: 'bk-left-head'}, colorText(color),
             el('span', {class: 'hint-light'}, ` · ${teamLabel(seat)} · ${plural(left.length, 'piece', 'pieces')} left${out ? ' · out' : ''}`)),
-          el('div', {class: 'bk-left-pieces'}, left.map((kind) => el('span', {class: 'bk-left-piece', title: kind, 'data-shape': kind},
+          el('div', {class: 'bk-left-pieces'}, left.map((kind) => el('span', {class: 'bk-left-piece', title: pieceName(kind), 'data-shape': kind},
             pieceDrawing(SHAPES[kind], color, 'small')))));
       }));
   }
@@ -549,7 +578,7 @@
     const sel = cells ? el('div', {class: 'bk-selected', 'data-testid': 'selected', 'data-shape': ui.kind,
                                   'data-rotation': ROTATIONS[ui.rot], 'data-flipped': String(ui.flip),
                                   'data-cells': JSON.stringify(cells), 'data-grab': grabCell(cells).join(',')},
-      pieceDrawing(cells, color, 'big'), el('span', {class: 'bk-selected-name'}, ui.kind))
+      pieceDrawing(cells, color, 'big'), el('span', {class: 'bk-selected-name'}, pieceName(ui.kind)))
       : el('div', {class: 'bk-selected empty', 'data-testid': 'selected'}, el('span', {class: 'hint'}, rules.first ? 'Pick the start piece' : 'Pick a piece'));
     const button = (label, title, onclick, opts = {}) => el('button', {type: 'button', class: 'secondary ' + (opts.cls || ''), title,
       'aria-label': opts.aria || title, disabled: opts.disabled, 'data-testid': opts.id, onclick}, label);
@@ -565,7 +594,8 @@
         const ok = ui.placeable.has(kind);
         return el('button', {type: 'button', class: 'bk-tray-piece' + (kind === ui.kind ? ' chosen' : ''), 'data-shape': kind,
                              disabled: !ok, 'aria-pressed': kind === ui.kind ? 'true' : 'false',
-                             'aria-label': `${kind}${ok ? '' : ' (no place for it)'}`, title: ok ? kind : `${kind}: no place for it now`,
+                             'aria-label': `${pieceName(kind)}${ok ? '' : ' (no place for it)'}`,
+                             title: ok ? pieceName(kind) : `${pieceName(kind)}: no place for it now`,
                              onclick: () => pick(kind)},
           pieceDrawing(SHAPES[kind], color, 'small'));
       }));
@@ -589,10 +619,11 @@
     if (placeButton) placeButton.disabled = !p || !!p.why;
     if (!why) return;
     why.classList.toggle('bad', !!(p && p.why));
+    why.classList.toggle('refused', !!(p && p.why && ui.refused));
     why.classList.toggle('ok', !!(p && !p.why));
     if (!ui.kind) why.textContent = ui.placeable.size ? 'pick a piece below' : 'no piece fits: skip';
     else if (!p) why.textContent = 'point at the board (the dots are your corners)';
-    else if (p.why) why.textContent = `✗ ${p.why}`;
+    else if (p.why) why.textContent = ui.refused ? `✗ Not here: ${p.why}` : `✗ ${p.why}`;
     else why.textContent = ui.pinned && ui.pointerType !== 'mouse' ? '✓ tap again or Place' : '✓ fits here';
   }
 
@@ -619,13 +650,6 @@
     if (done) e.preventDefault();
   });
 
-  // On a phone the page head would push the board down: once, bring it up when seated.
-  function settleScroll(view, ctx) {
-    if (ui.scrolled || ctx.replay || !isSeat(ctx.mySeat) || view.terminal) return;
-    ui.scrolled = true;
-    if (window.scrollY === 0) ctx.board.scrollIntoView({block: 'start'});
-  }
-
   function render(view, ctx) {
     ui.view = view;
     ui.ctx = ctx;
@@ -650,14 +674,16 @@
       ui.placeable = new Set();
     }
     ui.previewed = [];
-    ctx.board.replaceChildren(el('div', {class: 'bk-layout'},
+    // A seated person's page keeps its head (title, Leave) and the board above the dock in
+    // view without scrolling: the board is sized for it (arena.css, .bk-seated).
+    const seated = isSeat(ctx.mySeat) && !ctx.replay && !view.terminal;
+    ctx.board.replaceChildren(el('div', {class: 'bk-layout' + (seated ? ' bk-seated' : '')},
       renderStatus(view, ctx),
       el('div', {class: 'bk-main'}, renderBoard(view, ctx)),
       el('div', {class: 'bk-side'}, renderTeams(view, ctx), renderFacts(view), renderEnding(view, ctx),
         renderStepMoves(view, ctx), renderHints(ctx), renderPiecesLeft(view, ctx))));
     renderDock(view, ctx);
     updatePreview();
-    settleScroll(view, ctx);
   }
 
   // Replay jumps: a step whose move ends a round (the next colour to move is in a later

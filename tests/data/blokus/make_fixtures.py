@@ -1,4 +1,4 @@
-"""Writes the official-format 2021 replay fixtures of this folder (see README.md).
+"""Writes the synthetic 2021 replay files of this folder, in the official server's format (see README.md).
 
 Run from the repository root: ``PYTHONPATH=. .venv/bin/python tests/data/blokus/make_fixtures.py``.  The
 games are played by the built-in random bot with fixed seeds; the files are then given the
@@ -52,7 +52,7 @@ def violation_fixture() -> None:
                       .decode().splitlines()[1:]) + "\n"
     error = re.sub(r"^  ", "", error, flags=re.M)   # rooms in a replay start at column 0
     parts = parts[:6] + [parts[5]] + parts[6:-1] + [error, parts[-1]]
-    (HERE / "official-2021-violation.xml").write_text("<protocol>\n" + "".join(parts) + "</protocol>")
+    (HERE / "synthetic-2021-violation.xml").write_text("<protocol>\n" + "".join(parts) + "</protocol>")
 
 
 def regular_fixture() -> None:
@@ -71,7 +71,7 @@ def regular_fixture() -> None:
     text = protocol.export_replay(config, seed, steps, NAMES, room_id=ROOM)
     parts = rooms(text)
     parts = parts[:-2] + parts[-1:]   # drop the memento after the last move
-    (HERE / "official-2021-regular.xml").write_text("<protocol>\n" + "".join(parts) + "</protocol>")
+    (HERE / "synthetic-2021-regular.xml").write_text("<protocol>\n" + "".join(parts) + "</protocol>")
     print("regular fixture: seed", seed, "moves", len(steps), "result", state.result()["scores"])
 
 
