@@ -51,8 +51,20 @@ def describe_config(config) -> list[str]:
     """The match header's phrases: the contest year's rules, and an imported game's start piece."""
     out = [f"Software-Challenge {config['variant']} rules"]
     if config.get("start_piece"):
-        out.append(f"start piece {config['start_piece']}")
+        out.append(f"start piece: {piece_name(config['start_piece'])}")
     return out
+
+
+def piece_name(kind: str) -> str:
+    """What people call a piece (``PENTO_L`` -> "L pentomino"); the wire's names mean nothing
+    at the table.  Unknown names are returned as they are."""
+    if kind == "MONO":
+        return "single square"
+    if kind == "DOMINO":
+        return "domino"
+    family, _, letter = kind.partition("_")
+    word = {"TRIO": "tromino", "TETRO": "tetromino", "PENTO": "pentomino"}.get(family)
+    return f"{letter} {word}" if word and letter else kind
 
 
 def _export_replay(match, state, names, params) -> tuple[str, str, str]:
