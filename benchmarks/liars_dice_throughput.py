@@ -26,8 +26,10 @@ How
     first), started as ``serve --role arena`` starts it (then ``freeze_startup_heap``).  The
     bots run in a child process (this script with ``--bots``, one epoll loop, no asyncio) and
     speak the wire protocol from the seed (one JSON line per message); they answer at once: on
-    turn, open with ``[face, 1]``, then raise the count by one or challenge with probability
-    0.35; not on turn, ``"pass"``.  By default the server is pinned to CPU 0 and the bots to
+    turn, open with ``[face, 1]``, then raise the count by one (past the dice on the table too,
+    as the reference's ``bots/basic.js`` does) or challenge with probability 0.35; not on turn,
+    ``"pass"``.  The log check counts the bids past the table that stood and the rounds lost by
+    an invalid move, which must be none.  By default the server is pinned to CPU 0 and the bots to
     CPU 1 (``--pin no`` leaves both to the scheduler, which moves them about and costs about a
     fifth of the rate).  Defaults: 5 matches of 200 games, one pair of bots.
 
