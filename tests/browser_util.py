@@ -2,8 +2,8 @@
 
 Import the fixtures into a test module (``from tests.browser_util import browser  # noqa``);
 mark the tests ``@pytest.mark.browser``.  Nothing is downloaded: the browser is
-``/usr/bin/chromium`` (``ARENA_CHROMIUM`` overrides), and the tests are skipped when it or
-Playwright is missing.
+``/usr/bin/chromium`` (``ARENA_CHROMIUM`` overrides), and the tests fail when it or Playwright
+is missing (``./scripts/test.sh`` installs both; ``ARENA_ALLOW_SKIP=1`` skips them instead).
 
 - ``browser``: one Chromium per test module;
 - ``new_page(browser, viewport=DESKTOP)``: a page in a fresh context (its own cookies, so a
@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 
 import pytest
+
+from tests import needs
 
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
 #: Flags for a quiet, headless Chromium in a container: no sandbox (we run as root), no GPU,
@@ -35,10 +37,10 @@ def launch(playwright):
 
 @pytest.fixture(scope="module")
 def browser():
-    """A headless Chromium for the test module (skips the module without one)."""
+    """A headless Chromium for the test module (see :mod:`tests.needs` when it is missing)."""
     if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}")
-    sync_api = pytest.importorskip("playwright.sync_api")
+        needs.missing(f"Chromium at {CHROMIUM} (Debian's chromium package)")
+    sync_api = needs.module("playwright.sync_api", "Playwright for Python")
     with sync_api.sync_playwright() as playwright:
         chromium = launch(playwright)
         try:

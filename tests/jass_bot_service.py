@@ -24,6 +24,13 @@ def legal_card(body: dict) -> str:
     return next(CARD_NAMES[c] for c in range(36) if mask >> c & 1)
 
 
+class Server(ThreadingHTTPServer):
+    """Python's server listens with a backlog of 5: many bots (or connection tests) connecting
+    at once on a busy machine would wait on SYN retries, seconds each, before they are heard."""
+
+    request_queue_size = 128
+
+
 class BotService:
     """Runs on 127.0.0.1:<free port> in a thread; ``calls`` records (path, body)."""
 
@@ -52,7 +59,7 @@ class BotService:
                 self.end_headers()
                 self.wfile.write(raw)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 

@@ -18,6 +18,7 @@ from games.blokus import rules
 from games.blokus.rules import (
     BlokusState, COLORS, SHAPES, new_state, normalize_config, piece_cells, points_for,
 )
+from tests import needs
 
 EMPTY_ROW = "." * 20
 
@@ -290,7 +291,7 @@ def test_mistakes_are_worded_as_the_official_server_does(variant, name, later, a
 
 def test_2027_mistake_texts_equal_socha_exceptions():
     """The same refused moves through socha's engine raise exceptions with our texts."""
-    socha = pytest.importorskip("socha._socha")
+    socha = needs.module("socha._socha", "socha, the Software-Challenge client")
     scolors = [socha.Color.BLUE, socha.Color.YELLOW, socha.Color.RED, socha.Color.GREEN]
     sshape = dict(zip(SHAPES, socha.PieceShape.all()))
     srot = {r.name(): r for r in socha.Rotation.all()}
@@ -614,7 +615,7 @@ def test_2027_placements_equal_socha():
     """Random 2027 games played in lockstep through socha's engine: at every position our
     legal placements equal ``GameRuleLogic.get_all_possible_moves`` (as sets of cell sets per
     shape), and turn, valid colours and points agree after every move."""
-    socha = pytest.importorskip("socha._socha")
+    socha = needs.module("socha._socha", "socha, the Software-Challenge client")
     scolors = [socha.Color.BLUE, socha.Color.YELLOW, socha.Color.RED, socha.Color.GREEN]
     sshape = dict(zip(SHAPES, socha.PieceShape.all()))
     sname = {v: k for k, v in sshape.items()}
@@ -656,7 +657,7 @@ def test_2027_placements_equal_socha():
 
 
 def test_2027_transformations_equal_socha():
-    socha = pytest.importorskip("socha._socha")
+    socha = needs.module("socha._socha", "socha, the Software-Challenge client")
     for i, shape in enumerate(socha.PieceShape.all()):
         for rotation in socha.Rotation.all():
             for flipped in (False, True):

@@ -25,6 +25,9 @@ WAIT = 120.0  # a whole game of random moves through socha's pure-Python parser
 
 def run_socha_player(port: int, seed: int, *extra: str) -> subprocess.Popen:
     """This file as a socha client process joining on ``port`` (stdout: one line per event)."""
+    from tests import needs  # imported here: run as a script, this file is not in the package
+
+    needs.module("socha", "socha, the Software-Challenge client")  # fails (or skips) here, not in the child
     return subprocess.Popen([sys.executable, __file__, "--host", "127.0.0.1", "--port", str(port),
                              "--seed", str(seed), *extra],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -173,25 +173,79 @@ async def test_spectators_cannot_move_and_garbage_is_answered_not_fatal():
         await arena.stop()
 
 
-async def test_omniscient_bot_table_shows_every_hand_but_not_with_a_person_seated():
-    arena, bots_only = await start_match(["builtin:random", "builtin:random"], None)
-    runner = arena.runners[bots_only]
-    await arena.stop()
-    assert runner.omniscient is False  # not opted in
+async def watch_jass_step_by_step(omniscient: bool, person: bool) -> list[dict]:
+    """A two-deal Jass table of built-in bots (and a person at seat 1 who always plays their
+    first legal card), held paused and let through one step per view, so that a spectator
+    sees every view of the match, however busy the machine.  Returns the spectator's messages."""
+    seats = ["builtin:random", "me" if person else "builtin:rules", "builtin:random", "builtin:rules"]
+    _, sitter = await sync_to_async(guest_session)("gus")
     arena = Arena(listen=False)
     await arena.start()
     try:
-        match = await sync_to_async(tables.create_table)("liars_dice", {"players": 2, "dice": 2, "games": 1},
-                                                         ["builtin:random", "builtin:random"], None, omniscient=True)
+        match = await sync_to_async(tables.create_table)("jass", {"points_to_win": 5000, "max_deals": 2}, seats,
+                                                         sitter, omniscient=omniscient)
         await arena.maybe_start(match.pk)
-        assert arena.runners[match.pk].omniscient is True
-        _, sitter = await sync_to_async(guest_session)("gus")
-        with_person = await sync_to_async(tables.create_table)("liars_dice", {"players": 2, "dice": 2, "games": 1},
-                                                               ["me", "builtin:random"], sitter, omniscient=True)
-        await arena.maybe_start(with_person.pk)
-        assert arena.runners[with_person.pk].omniscient is False
+        runner = arena.runners[match.pk]
+        runner.pause(True)
+        comm = communicator(match.pk)
+        assert (await comm.connect())[0]
+
+        async def play_for_the_person():
+            while True:
+                request = runner.endpoints[1].open_request
+                if request:
+                    await runner.human_action(1, request["version"], runner.state.legal_actions(1)[0])
+                await asyncio.sleep(0.005)
+
+        player = asyncio.create_task(play_for_the_person()) if person else None
+        messages = []
+        try:
+            while not messages or not messages[-1]["view"]["terminal"]:
+                runner.step_once()
+                messages.append(await next_view(comm, timeout=30))
+                assert messages[-1]["type"] == "match.view", "a view for every step, the last one too"
+        finally:
+            if player:
+                player.cancel()
+            await comm.disconnect()
+        return messages
     finally:
         await arena.stop()
+
+
+def cards_played_by_seat(tricks: list[dict]) -> list[set]:
+    """Who played which card in a deal's finished tricks (wire form: ``first`` leads, then
+    counter-clockwise as ``jass_rules.NEXT`` says)."""
+    from games.jass.rules import NEXT
+
+    played = [set(), set(), set(), set()]
+    for trick in tricks:
+        seat = trick["first"]
+        for card in trick["cards"]:
+            played[seat].add(card)
+            seat = NEXT[seat]
+    return played
+
+
+async def test_omniscient_bot_table_shows_every_hand_but_not_with_a_person_seated():
+    """A bots-only Jass table that opted in shows spectators, while the second deal is
+    played, every hand of the first deal as dealt, and no hand in play; not opted in, or with
+    a person seated, spectators see no hand until the match is over."""
+    messages = await watch_jass_step_by_step(omniscient=True, person=False)
+    live = [m["view"] for m in messages if not m["view"]["terminal"]]
+    first, second = ([v for v in live if v["deal_number"] == n] for n in (1, 2))
+    assert first and second and all("hands" not in v for v in live)
+    assert all(v["last_deal_hands"] is None for v in first)
+    deal_over = next(h for m in messages for h in m["happenings"] if h["type"] == "deal_over" and h["deal"] == 1)
+    dealt = cards_played_by_seat(deal_over["tricks"])
+    assert sum(map(len, dealt)) == 36
+    assert all([set(h) for h in v["last_deal_hands"]] == dealt for v in second), "the first deal's four hands"
+    for omniscient, person in ((False, False), (True, True)):
+        messages = await watch_jass_step_by_step(omniscient, person)
+        live = [m["view"] for m in messages if not m["view"]["terminal"]]
+        assert any(v["deal_number"] == 2 for v in live)
+        assert all("hands" not in v and not v.get("last_deal_hands") for v in live), (omniscient, person)
+        assert len(messages[-1]["view"]["hands"]) == 4, "the finished match shows every hand"
 
 
 async def until_over(comm: WebsocketCommunicator, timeout: float = 5.0) -> dict:
