@@ -475,6 +475,12 @@
     return el('div', {class: 'panel step-moves', 'data-testid': 'step-moves'}, el('h4', {}, `Step ${ctx.step}`), el('ul', {}, items));
   }
 
+  // How a card is picked here: "tap" on a touch screen, "click" with a mouse (a laptop with
+  // a touch screen has a fine pointer too, so it reads "click").
+  function pickWord() {
+    return window.matchMedia && window.matchMedia('(pointer: coarse)').matches ? 'tap' : 'click';
+  }
+
   // The dock at the bottom of the screen: the prompt, the trump choice, your hand.
   function renderDock(view, ctx) {
     const box = ctx.actions;
@@ -511,7 +517,7 @@
       const ok = legal(view.hand, trick, view.trump);
       let why = trick.length ? `${SUIT_NAME[suitOf(trick[0])]} led` : 'you lead';
       if (ok.length < view.hand.length && trick.length) why += ': the raised cards are allowed';
-      parts.push(el('p', {class: 'prompt'}, 'Your turn: tap a card', el('span', {class: 'countdown', title: 'seconds left'}),
+      parts.push(el('p', {class: 'prompt'}, `Your turn: ${pickWord()} a card`, el('span', {class: 'countdown', title: 'seconds left'}),
         el('span', {class: 'why'}, why)));
       const ts = trumpSuit(view.trump);
       parts.push(el('div', {class: 'hand mine', 'data-testid': 'my-hand', style: `--n:${Math.max(hand.length, 1)}`},
