@@ -79,11 +79,6 @@ def request_body(obs: Mapping) -> dict:
     }
 
 
-def encode_request(obs: Mapping) -> bytes:
-    """:func:`request_body` as compact UTF-8 JSON (``Content-Type: application/json``)."""
-    return _dumps(request_body(obs)).encode()
-
-
 def request_kind(obs: Mapping) -> str:
     """``"trump"`` or ``"card"``: what the player on turn is asked (index into :data:`PATHS`)."""
     if obs["phase"] == "trump":
@@ -169,16 +164,6 @@ def decode_card(body: bytes | str) -> Action:
             f'"card" must be a card name: suit D/H/S/C then A, K, Q, J, 10, 9, 8, 7 or 6 '
             f'(e.g. "DA", "H10", "C6"); got {_preview(card)}')
     return card
-
-
-def encode_trump(action: Action) -> dict:
-    """The answer a bot sends for a rules trump action (built-in bots and tests)."""
-    return {"trump": PUSH_CODE if action == PUSH else action}
-
-
-def encode_card(action: Action) -> dict:
-    """The answer a bot sends for a rules card action."""
-    return {"card": action}
 
 
 def _preview(value: Any) -> str:

@@ -133,7 +133,8 @@ def move_to_action(move: Any) -> Action:
 
 
 def action_to_move(action: Action) -> Any:
-    """The wire ``move`` for a rules action (built-in bots and the tests speak through this)."""
+    """The wire ``move`` for a rules action (``[BID, face, count]`` -> ``[face, count]``;
+    challenge and pass as they are), as the match logs write answers."""
     if isinstance(action, list) and action and action[0] == BID:
         return [action[1], action[2]]
     return action
