@@ -4,7 +4,9 @@
 // finished match (steps, a slider, jumps to the next round, game or trick, speeds, the step in
 // the address).  The game's own script registers `Arena.games[slug] = {render(view, ctx)}` to
 // draw the table; its status line (whose turn it is) carries `data-testid="status"`, which
-// this page replaces by the notice when a match is stopped before its end.
+// this page replaces by the notice when a match is stopped before its end, and the seat on
+// turn has the class `on-turn` (its badge saying so: a plain `.badge` or `.badge.turn`), which
+// it then takes away.
 'use strict';
 
 // Replay frames per request (the API's most, games/arena/replay.py MAX_FRAMES).
@@ -16,6 +18,17 @@ const OPTIONAL_REQUESTS = ['challenge_window'];
 const SOUND_KEY = 'arena.turnSound';
 // Happenings that end a round, a game (a Jass deal) or a trick: where the replay can jump to.
 const REPLAY_MARKS = {round_over: 'round', deal_over: 'game', trick_over: 'trick'};
+// "Play" shows one step this often at 1x (milliseconds); the speed control divides it.
+const PLAY_STEP_MS = 900;
+// localStorage key: the replay speed last chosen ("0.5", "1", "2", "4").
+const SPEED_KEY = 'arena.replaySpeed';
+
+// The replay step named in the page's address (`?step=N`), or null: a link to a move opens
+// the replay there.
+function stepInAddress() {
+  const step = new URLSearchParams(location.search).get('step');
+  return step !== null && /^\d{1,9}$/.test(step) ? Number(step) : null;
+}
 
 const Arena = {
   games: {},
@@ -177,6 +190,8 @@ const Arena = {
       badge.className = `status status-${msg.status}`;
     }
     this.endHooks.forEach((hook) => hook(msg));
+    const watching = document.getElementById('who-am-i');
+    if (watching && this.data.my_seat === null) watching.hidden = true;  // "You are watching live…"
     const last = this.lastMsg;
     const finished = msg.status === 'finished' && last && last.view && last.view.terminal;
     if (last && last.view && !this.replay) {
@@ -191,6 +206,12 @@ const Arena = {
     }
     const notice = el('div', {class: 'status-line done match-ended', 'data-testid': 'status', role: 'status'},
       el('span', {}, msg.notice), el('a', {class: 'button secondary small', href: location.pathname}, 'See the replay'));
+    this.board.querySelectorAll('.on-turn').forEach((seat) => {
+      seat.classList.remove('on-turn');
+      seat.querySelectorAll('.badge').forEach((badge) => {
+        if (badge.classList.length === 1 || badge.classList.contains('turn')) badge.remove();
+      });
+    });
     const line = this.board.querySelector('[data-testid=status]');
     if (line) line.replaceWith(notice);
     else this.board.replaceChildren(notice);  // the table never came ("Loading the table…")
@@ -346,6 +367,15 @@ const Arena = {
     });
     const slider = document.getElementById('replay-slider');
     slider.addEventListener('input', () => { this.stopPlaying(); this.replayShow(Number(slider.value)); });
+    const speed = document.getElementById('replay-speed');
+    if (speed) {
+      const saved = localStorage.getItem(SPEED_KEY);
+      if (saved && [...speed.options].some((o) => o.value === saved)) speed.value = saved;
+      speed.addEventListener('change', () => {
+        localStorage.setItem(SPEED_KEY, speed.value);
+        if (this.replay.timer) this.playFrom();  // the new pace from the next step on
+      });
+    }
     document.addEventListener('keydown', (e) => {
       if (e.target.closest && e.target.closest('input, select, textarea')) return;  // the slider has its own keys
       const what = {ArrowRight: 'next', ArrowLeft: 'prev', Home: 'first', End: 'last'}[e.key];
@@ -356,7 +386,8 @@ const Arena = {
       document.getElementById('replay-pos').textContent = 'Replay not available';
       return;
     }
-    this.replayShow(this.replay.total ? this.replay.total - 1 : 0);
+    const asked = stepInAddress();
+    this.replayShow(asked !== null ? asked : (this.replay.total ? this.replay.total - 1 : 0));
   },
 
   async loadFrames(start) {
@@ -402,6 +433,7 @@ const Arena = {
     slider.max = String(total !== null ? total : r.frames.length - 1);
     slider.value = String(pos);
     slider.setAttribute('aria-valuetext', `Step ${pos}`);
+    this.stepToAddress(pos);
     const bar = document.getElementById('replay');
     bar.querySelectorAll('[data-step=first], [data-step=prev], [data-dir="-1"]').forEach((b) => { b.disabled = pos === 0; });
     bar.querySelectorAll('[data-step=next], [data-step=last], [data-dir="1"]').forEach((b) => { b.disabled = total !== null && pos >= total; });
@@ -410,6 +442,23 @@ const Arena = {
     this.game().render(frame.view, {...this.context({happenings: frame.happenings, answers: frame.answers}),
                                     replay: true, request: null, step: pos,
                                     previous: pos > 0 ? (r.frames[pos - 1] || null) : null});
+  },
+
+  // The address follows the step, so that it can be shared or reloaded (as on lichess).
+  // Written at most every ADDRESS_MS, the last step always: Safari refuses more than 100
+  // replaceState calls in 30 s, which a dragged slider or a fast Play would pass.
+  stepToAddress(pos) {
+    const ADDRESS_MS = 400;
+    const r = this.replay;
+    r.addressPos = pos;
+    if (r.addressTimer) return;
+    const write = () => {
+      const address = new URL(location.href);
+      address.searchParams.set('step', String(r.addressPos));
+      if (address.href !== location.href) history.replaceState(history.state, '', address);
+    };
+    write();
+    r.addressTimer = setTimeout(() => { r.addressTimer = null; write(); }, ADDRESS_MS);
   },
 
   // To the next (dir 1) or previous (dir -1) start of a `kind` ("round", "game", "trick"),
@@ -437,16 +486,25 @@ const Arena = {
     document.querySelector('#replay [data-step=play]').textContent = 'Play';
   },
 
+  // (Re)start "Play"'s timer at the chosen speed (1x: a step every PLAY_STEP_MS).
+  playFrom() {
+    const r = this.replay;
+    const speed = document.getElementById('replay-speed');
+    const factor = speed ? Number(speed.value) || 1 : 1;
+    clearInterval(r.timer);
+    r.timer = setInterval(() => {
+      if (r.total !== null && r.pos >= r.total - 1) { this.stopPlaying(); return; }
+      this.replayShow(r.pos + 1);
+    }, PLAY_STEP_MS / factor);
+  },
+
   replayStep(what) {
     const r = this.replay;
     if (what === 'play') {
       if (r.timer) { this.stopPlaying(); return; }
       if (r.total !== null && r.pos >= r.total - 1) this.replayShow(0);
       document.querySelector('#replay [data-step=play]').textContent = 'Pause';
-      r.timer = setInterval(() => {
-        if (r.total !== null && r.pos >= r.total - 1) { this.stopPlaying(); return; }
-        this.replayShow(r.pos + 1);
-      }, 900);
+      this.playFrom();
       return;
     }
     this.stopPlaying();
