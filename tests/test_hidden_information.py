@@ -1,4 +1,4 @@
-"""Hidden information (issue 6 items 1-3): over random matches with every kind of seat, no
+"""Hidden information: over random matches with every kind of seat, no
 message the arena sends carries a secret of another seat that is still current.
 
 Each match runs a real :class:`MatchRunner` with a capturing ``publish``: people (driven from
@@ -404,7 +404,7 @@ async def test_api_and_pages_of_a_running_match_show_no_hand(game, config, seats
         await arena.stop()
 
 
-# --- over real sockets: the probe of issue 6 item 1 -------------------------------------------
+# --- over real sockets: a bot that watches its own match -------------------------------------
 
 def test_a_tcp_bot_watching_its_own_automatic_match_never_sees_the_dice_in_play(arena_factory):
     """A bot on the automatic table opens the anonymous spectator WebSocket of its own match

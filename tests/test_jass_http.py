@@ -99,7 +99,7 @@ async def test_seed_style_paths(service):
     ("deep", "no valid answer", "nested more than 32 levels"),
 ])
 async def test_broken_bots_get_random_valid_moves_recorded_as_forced(service, name, reason, detail):
-    """The public reason says what kind of failure; the detail (issue 6 item 2) says exactly what."""
+    """The public reason says what kind of failure; the detail (to the bot's owner) says exactly what."""
     bot = await sync_to_async(register)(name, service.url(name), "kit")
     match = await play([f"registered:{bot.pk}", "builtin:random", "builtin:random", "builtin:random"])
     assert match.status == "finished"
@@ -193,8 +193,8 @@ class HeldService(BotService):
 
 
 async def test_many_connection_tests_do_not_force_a_move_in_a_running_match(service, monkeypatch):
-    """Three times ``BOT_TESTS_IN_FLIGHT`` concurrent "test the connection" requests (the
-    issue's probe sent 300; past the bound their number changes nothing) to a bot that holds
+    """Three times ``BOT_TESTS_IN_FLIGHT`` concurrent "test the connection" requests (a
+    probe of the live server sent 300; past the bound their number changes nothing) to a bot that holds
     them: the first ``BOT_TESTS_IN_FLIGHT`` reach it, the others are refused with a message;
     a match with a registered bot then plays while those tests are still held, and gets no
     forced move (the tests have their own connections, never the ones match calls use).

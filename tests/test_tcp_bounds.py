@@ -1,4 +1,4 @@
-"""Each bot connection's bounded share (issue 6, item 7), over real sockets: a connection
+"""Each bot connection's bounded share, over real sockets: a connection
 sending junk is disconnected with an error line after ``ARENA_MAX_BAD_LINES``; one sending
 faster than ``ARENA_LINES_PER_S`` is read no faster, and the other bots still play."""
 from __future__ import annotations
