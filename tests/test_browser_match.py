@@ -54,7 +54,7 @@ def leave(page) -> str:
 def assert_nothing_waits(page) -> None:
     """No line on the page still waits for a move or names someone to move."""
     table = page.locator("#board").inner_text() + page.locator("#actions").inner_text()
-    for stale in ("Waiting", "to bid", "to move", "Your turn", "(away)"):
+    for stale in ("Waiting", "to bid", "to play", "to move", "Your turn", "choos", " s\n"):
         assert stale not in table, f"{stale!r} still on the page: {table!r}"
 
 
@@ -165,3 +165,30 @@ def test_jass_says_click_with_a_mouse_and_tap_on_a_touch_screen(arena, browser, 
     expect(card).to_contain_text(f"Your turn: {word} a card", timeout=20_000)
     page.screenshot(path=f"/tmp/jass-{word}.png")
     context.close()
+
+
+def test_a_person_away_with_nobody_else_playing_is_told_when_the_match_ends_and_then_it_ends(arena_factory, browser):  # noqa: F811
+    """Away (requests ran out), not gone on purpose: the stand-in plays on for the grace
+    (ARENA_AWAY_GRACE, tiny here), her page says the match will end, then it ends on it."""
+    arena = arena_factory(env={"ARENA_HUMAN_DEADLINE": "1", "ARENA_HUMAN_ABSENT_AFTER": "1",
+                               "ARENA_AWAY_GRACE": "0.05", "ARENA_ROUND_PAUSE": "0.2", "ARENA_BUILTIN_DELAY": "0.3"})
+    page = new_page(browser, viewport=PHONE)
+    page.goto(arena.url + "/tables/new/jass/")
+    page.get_by_label("Your nickname").fill("Ann")
+    for seat in ("East", "South", "West"):
+        page.get_by_label(re.compile(rf"^{seat}")).select_option("builtin:random")
+    page.get_by_role("button", name="Create table").click()
+    match_id = int(re.search(r"/matches/(\d+)/", page.url).group(1))
+    banner = page.locator("#away-banner")
+    expect(banner).to_contain_text("Nobody else plays here: the match ends in 1 min unless you take your seat back")
+    page.screenshot(path="/tmp/away-banner-phone.png")
+    page.evaluate(MARK)
+    expect(page.locator("#board [data-testid=status]")).to_contain_text("The match was aborted: every player left.",
+                                                                       timeout=20_000)
+    assert page.evaluate("window.__stillHere === true"), "the page reloaded"
+    expect(banner).to_be_hidden()
+    page.wait_for_timeout(2000)  # Jass paces the views it had: none of them brings a turn back
+    assert_nothing_waits(page)
+    page.screenshot(path="/tmp/away-aborted-phone.png")
+    assert get_json(f"{arena.url}/api/matches/{match_id}/")["status"] == "aborted"
+    assert page.errors == [], page.errors

@@ -198,7 +198,16 @@ const Arena = {
       this.game().render(last.view, {...this.context(last), request: null, answered: null,
                                      othersCountdown: () => null});
     }
-    this.actions.replaceChildren();  // no controls, no "Waiting…", no hand to play from
+    // Freeze the table as it stands: a game script may still draw views it paced (Jass shows
+    // each trick a moment) or redraw on a click, and must not bring a turn back.  It draws
+    // into the old elements from now on, which are no longer on the page.
+    const board = this.board.cloneNode(true);
+    board.querySelectorAll('button, .countdown').forEach((node) => node.remove());
+    this.board.replaceWith(board);
+    this.board = board;
+    const actions = this.actions.cloneNode(false);  // no controls, no "Waiting…", no hand to play from
+    this.actions.replaceWith(actions);
+    this.actions = actions;
     if (finished) {
       this.flash('The match is over. Opening the replay…');
       setTimeout(() => location.reload(), 1500);
@@ -215,7 +224,6 @@ const Arena = {
     const line = this.board.querySelector('[data-testid=status]');
     if (line) line.replaceWith(notice);
     else this.board.replaceChildren(notice);  // the table never came ("Loading the table…")
-    this.tick();
   },
 
   // --- "your turn" while the tab is in the background (issue 7) -----------------------------
