@@ -167,7 +167,8 @@ def test_jass_says_click_with_a_mouse_and_tap_on_a_touch_screen(arena, browser, 
     context.close()
 
 
-def test_a_person_away_with_nobody_else_playing_is_told_when_the_match_ends_and_then_it_ends(arena_factory, browser):  # noqa: F811
+def test_a_person_away_and_nobody_else_playing_is_told_when_the_match_ends_then_it_ends(arena_factory,
+                                                                                      browser):  # noqa: F811
     """Away (requests ran out), not gone on purpose: the stand-in plays on for the grace
     (ARENA_AWAY_GRACE, tiny here), her page says the match will end, then it ends on it."""
     arena = arena_factory(env={"ARENA_HUMAN_DEADLINE": "1", "ARENA_HUMAN_ABSENT_AFTER": "1",

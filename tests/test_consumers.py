@@ -300,8 +300,8 @@ async def test_every_end_of_a_match_reaches_the_player_and_the_spectator_at_once
             over = await until_over(comm)
             assert over["status"] == "aborted" and over["notice"] == notice
         match = await sync_to_async(Match.objects.get)(pk=match_id)
-        assert match.status == Match.Status.ABORTED and notice.startswith(f"The match was aborted: {match.result['aborted']}"
-                                                                          .replace("abandoned: ", ""))
+        stored = match.result["aborted"].removeprefix("abandoned: ")
+        assert match.status == Match.Status.ABORTED and notice == f"The match was aborted: {stored}."
         # From now on the page is answered from the database: a resync gets the final view.
         await player.send_json_to({"type": "resync"})
         assert (await next_view(player))["type"] == "match.final"

@@ -231,7 +231,10 @@ class MatchRunner:
         """Publish the public view and each person's own view.  ``answers`` (public facts
         only) go to everyone; ``details`` (seat -> the full forced-move explanation, which may
         name that seat's hand) is added to that seat's own answer in its own message only
-        (issue 6 item 2)."""
+        (issue 6 item 2).  Every view also says who is away (``away``: people whose seat is
+        played for them), who still plays for themselves (``present``: seats that are not
+        built-in bots and are not gone) and, while everyone is away, when the match will be
+        abandoned (``abandon_at``, epoch seconds, else None)."""
         now = time.time()
         state = self.state
         # A bot may name itself mid-match; same names are told apart by seat.
@@ -259,8 +262,8 @@ class MatchRunner:
                 own = [dict(a, detail=details[seat]) if a["seat"] == seat else a for a in answers]
             seat_msg = view_message({"type": "match.view", "version": self.version, "ts": now, "audience": seat,
                                      "view": view, "happenings": happenings, "answers": own, "names": names,
-                                     "deadlines": deadlines, "away": away, "present": present,
-                                     "abandon_at": ends, "request": ep.open_request if not state.is_terminal() else None})
+                                     "deadlines": deadlines, "away": away, "present": present, "abandon_at": ends,
+                                     "request": ep.open_request if not state.is_terminal() else None})
             self.latest[seat] = seat_msg
             await self.publish(seat_group(self.match_id, seat), seat_msg)
 
