@@ -796,3 +796,23 @@ def test_stopping_the_server_keeps_finished_matches_and_aborts_the_running_one(a
         assert "left running by a previous server" not in again.log()
     finally:
         again.stop()
+
+
+def test_two_bots_that_never_challenge_are_stopped_at_the_step_bound(arena_factory):
+    """Counts may raise up to 2**31 - 1 as on the reference, so two bots that only ever raise
+    could play one round for ever; the arena stops such a match at ``ARENA_MAX_STEPS`` and
+    records it as aborted with its events kept, and both bots are let go."""
+    def always_raise(bot, msg):
+        last = msg["last_bid"]
+        return [last[0] or 1, last[1] + 1] if on_turn(msg) else "pass"
+
+    arena = serve(arena_factory, dice=2, ARENA_MAX_STEPS=40)
+    one = Bot(arena.liars_dice_port, name="raiser-1", decide=always_raise)
+    two = Bot(arena.liars_dice_port, name="raiser-2", decide=always_raise)
+    wait_closed(one, two)
+    match = finished_match(arena)
+    assert match["status"] == "aborted"
+    assert "stopped after 40 steps" in match["result"]["aborted"], match["result"]
+    assert max(e["step"] for e in match["events"]) == 40, "every step played is kept"
+    last = [e["action"] for e in match["events"] if e["step"] == 40 and isinstance(e["action"], list)]
+    assert last == [["bid", 1, 40]], "the count ran far past the 4 dice on the table"

@@ -200,6 +200,10 @@ ARENA = {
     # Runners keep the rules state every this many steps, stored with the finished match so a
     # replay page re-runs at most this many steps, wherever it is in the match.
     "SNAPSHOT_EVERY": env_int("ARENA_SNAPSHOT_EVERY", 500),
+    # Steps a match may take before it is stopped unfinished (aborted, its events kept): a
+    # bound on what two bots that never end a round can write.  The longest Liar's Dice match
+    # the table form allows took about 25,000 steps with bots that play as the reference's.
+    "MAX_STEPS": env_int("ARENA_MAX_STEPS", 200_000),
     # Event rows queued for the writer before runners wait for it (issue 6, item 11): a hard
     # crash loses at most about twice this many rows, the last ~2 ms of steps at full speed.
     "EVENTLOG_MAX_QUEUED": env_int("ARENA_EVENTLOG_MAX_QUEUED", 256),

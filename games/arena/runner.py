@@ -69,6 +69,11 @@ class MatchRunner:
     person who is merely away (let their requests run out): meanwhile the stand-in plays, and
     taking a seat back cancels the countdown (0: at once too).
 
+    A match that reaches ``max_steps`` steps (0: no bound) unfinished stops there with
+    :attr:`cut_short` saying so: some rules set no end a hostile pair of bots must reach (Liar's
+    Dice bids may raise the count by one up to 2**31 - 1, as on the reference), and the event
+    log must not grow without one.
+
     :attr:`watchers` (server-side observers such as a protocol's admin clients) get every
     state: ``watcher.watch(state, happenings, answers)`` at the start and after every step,
     with the step's answers including their ``detail`` (a watcher is server code and decides
@@ -79,7 +84,8 @@ class MatchRunner:
     def __init__(self, match_id: int, spec: GameSpec, config: dict, seed: int,
                  endpoints: list[SeatEndpoint], writer: EventWriter,
                  publish: Callable, omniscient: bool = False, round_pause_s: float = 0.0,
-                 server_times: list | None = None, snapshot_every: int = 0, away_grace_s: float = 0.0):
+                 server_times: list | None = None, snapshot_every: int = 0, away_grace_s: float = 0.0,
+                 max_steps: int = 0):
         self.match_id = match_id
         self.spec = spec
         self.state = spec.new_state(config, seed)
@@ -99,6 +105,9 @@ class MatchRunner:
         self.snapshot_every = snapshot_every
         self.snapshots: list[tuple[int, int, bytes]] = []
         self.abandoned = False
+        self.max_steps = max_steps
+        #: Why the match stopped unfinished at :attr:`max_steps` (None while it has not).
+        self.cut_short: str | None = None
         #: Seats that can leave: everyone but the built-in bots.
         self.leavers = [i for i, ep in enumerate(endpoints) if ep.kind != "builtin"]
         self.away_grace_s = away_grace_s
@@ -391,6 +400,9 @@ class MatchRunner:
                 self.snapshots.append((self.step, self.seq, pack_snapshot(state, self.seq)))
             self._check_presence()  # nobody left to play for: stop, don't forfeit the rest
             if self.abandoned:
+                break
+            if self.max_steps and self.step >= self.max_steps and not state.is_terminal():
+                self.cut_short = f"stopped after {self.step} steps, the most a match may have"
                 break
             if happenings and self.round_pause_s and not state.is_terminal() and self.spec.pause_after(happenings):
                 # Show the outcome (a trick, a round) at once, then give people time to read

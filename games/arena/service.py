@@ -355,7 +355,8 @@ class Arena:
                              self.layer.group_send, omniscient=match.omniscient,
                              round_pause_s=settings.ARENA["ROUND_PAUSE"], server_times=self.server_times,
                              snapshot_every=settings.ARENA["SNAPSHOT_EVERY"],
-                             away_grace_s=settings.ARENA["AWAY_GRACE"] * 60)
+                             away_grace_s=settings.ARENA["AWAY_GRACE"] * 60,
+                             max_steps=settings.ARENA["MAX_STEPS"])
         runner.paused = match.pk in self.start_paused
         runner.watchers = self.pending_watchers.pop(match.pk, [])
         self._forget(match.pk)
@@ -378,6 +379,11 @@ class Arena:
                 ending = over_message(Match.Status.ABORTED, ABANDONED)
                 await sync_to_async(tables.abort)(mid, ABANDONED)
                 log.info("match %d abandoned at step %d: every player left", mid, runner.step)
+            elif runner.cut_short:
+                result = None
+                ending = over_message(Match.Status.ABORTED, runner.cut_short)
+                await sync_to_async(tables.abort)(mid, runner.cut_short)
+                log.info("match %d %s", mid, runner.cut_short)
             else:
                 ending = over_message(Match.Status.FINISHED, None)
                 await sync_to_async(tables.finish)(mid, result)
