@@ -38,6 +38,7 @@ pytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]
 pytest_add_cli_args_test_selection = [
     "tests/test_liars_dice_rules.py", "tests/test_jass_rules.py", "tests/test_blokus_rules.py",
     "tests/test_liars_dice_bots.py", "tests/test_jass_bots.py", "tests/test_blokus_bots.py",
+    "tests/test_observations.py",
 ]
 EOF
 
