@@ -1,4 +1,4 @@
-"""What reading the biggest allowed match costs (issue 6, item 8).
+"""What reading the biggest allowed match costs.
 
 Builds the longest Liar's Dice match a new table may have (6 probability bots, 20 dice each,
 as many games as ``games/liars_dice/game.py``'s ``MATCH_BUDGET`` allows) with the real

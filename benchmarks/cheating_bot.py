@@ -1,4 +1,4 @@
-"""A Liar's Dice bot that watches its own match from the web, as the issue 6 probe did.
+"""A Liar's Dice bot that watches its own match from the web to see hidden dice.
 
 ``CheatingBot`` plays over TCP and keeps the spectator WebSocket of its own match open; when
 the newest spectator view holds the dice of the round being played (``view["hands"]``), it

@@ -1,4 +1,4 @@
-"""TCP junk floods against a healthy match (issue 6, item 7).
+"""TCP junk floods against a healthy match.
 
 What it measures
     A real server (``manage.py serve``, as the README starts it, SQLite) runs a healthy
@@ -16,7 +16,7 @@ What it measures
     disconnects a flooder after that many bad lines); a huge value leaves only the per-
     connection line rate (``ARENA_LINES_PER_S``) to hold the flood back.
 
-Bar (issue 6): a flood moves the healthy rate by less than 20% and the server's memory by
+Bar: a flood moves the healthy rate by less than 20% and the server's memory by
 less than 50 MB.  Run: ``.venv/bin/python benchmarks/tcp_flood.py [--seconds 5]``.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Hostile browser clients against the one-process server: memory and a healthy match's pace.
 
-What it measures (issue 6, items 4 and 5)
+What it measures
     * the server process's resident memory (``VmRSS`` from ``/proc/<pid>/status``) before and
       after (and at the peak during) ``--flood-s`` seconds of one anonymous WebSocket on the
       healthy match's page sending small messages (``{"type": "resync"}``, the one that costs
@@ -18,7 +18,7 @@ How
     once its own small receive queue is full, as a client that never reads would); the idle
     spectators are plain sockets that send the opening handshake and never call ``recv``.
 
-The issue's bar: memory grows less than 50 MB, the healthy rate moves less than 20%.
+Bar: memory grows less than 50 MB, the healthy rate moves less than 20%.
 Run: ``.venv/bin/python benchmarks/ws_flood.py`` (about 100 s).
 """
 from __future__ import annotations

@@ -60,7 +60,7 @@ class State(ABC):
     def revealed_observation(self) -> dict:
         """The public view plus hidden information that is no longer current (the hands of a
         round or deal already over), JSON-able: the opt-in "every hand" view of a bots-only
-        table while it runs (issue 6 item 1).  It must never show a secret some seat still
+        table while it runs.  It must never show a secret some seat still
         holds, since anyone, a seated bot included, may watch.  Default: the public view (a
         game whose public view already reveals finished rounds needs nothing more)."""
         return self.public_observation()

@@ -1,4 +1,4 @@
-"""The arena's organiser controls, for every game (issue 8 needs them for the Software-Challenge
+"""The arena's organiser controls, for every game (Blokus needs them for the Software-Challenge
 admin protocol): tables with reserved seats, watchers that get every state, pause and step,
 cancel, and bots seated only at tables of their variant.  Liar's Dice with built-in and
 scripted bots stands in for any game here."""

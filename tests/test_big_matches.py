@@ -1,4 +1,4 @@
-"""Issue 6, items 8 and 9: how big a match may get, and what reading one costs.
+"""How big a match may get, and what reading one costs.
 
 Bounds on new tables' configurations, the per-minute creation limit, the API's event pages,
 replay pages restored from snapshots (the same frames as a replay from the first step, without

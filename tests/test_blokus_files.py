@@ -1,4 +1,4 @@
-"""Blokus replay files as organisers and bot authors move them around (issue 8): download a
+"""Blokus replay files as organisers and bot authors move them around: download a
 finished match as the Software-Challenge's replay file, upload that file or one in the official
 server's format on the import page, and get a match with the same replay, result and names."""
 from __future__ import annotations

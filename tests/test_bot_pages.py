@@ -1,4 +1,4 @@
-"""The bots page as owners and others use it (issue 6 item 15): only the owner sees a bot's
+"""The bots page as owners and others use it: only the owner sees a bot's
 address and what its connection tests answered, only the owner may test it (rate-limited),
 and only the owner decides whether others may seat it."""
 from __future__ import annotations

@@ -132,7 +132,7 @@ def test_the_table_script_draws_views_from_the_rules(browser, tmp_path):  # noqa
 
 
 def test_the_scoreboard_has_a_row_per_finished_game(browser, tmp_path):  # noqa: F811
-    """Issue 7: every finished game stays listed (trump, who declared, points, Match) while the
+    """Every finished game stays listed (trump, who declared, points, Match) while the
     next one is played, for the player, a spectator and in the replay."""
     harness = tmp_path / "jass.html"
     harness.write_text(HARNESS)
@@ -402,7 +402,7 @@ def test_two_people_one_leaves_the_rule_based_bot_plays_for_her_until_she_is_bac
 
 
 def test_the_replay_jumps_from_trick_to_trick_and_game_to_game(arena, browser):  # noqa: F811
-    """Issue 7: in a finished Jass match's replay, "Next trick" and "Next game" land where a
+    """In a finished Jass match's replay, "Next trick" and "Next game" land where a
     trick or game ends (its cards still shown, the next one starting); "Previous" goes back."""
     page = new_page(browser)
     page.goto(arena.url + "/tables/new/jass/")

@@ -278,7 +278,7 @@ def test_the_lobby_updates_by_itself_and_keeps_what_a_visitor_types(arena, brows
 
 
 def test_the_replay_has_a_slider_and_jumps_to_the_start_of_a_round(arena, browser):  # noqa: F811
-    """Issue 7: a finished match's replay moves to any step with a slider (mouse or keys) and
+    """A finished match's replay moves to any step with a slider (mouse or keys) and
     jumps from round to round, not only one step at a time."""
     page = new_page(browser)
     page.goto(arena.url + "/tables/new/liars_dice/")
@@ -340,7 +340,7 @@ OscillatorNode.prototype.start = function (...args) { window.__tones += 1; retur
 
 
 def test_your_turn_shows_in_the_title_and_beeps_while_the_tab_is_hidden(arena, browser):  # noqa: F811
-    """Issue 7: a person in another tab learns it is their turn from the tab title and a short
+    """A person in another tab learns it is their turn from the tab title and a short
     sound, which they can switch off (remembered); nothing while they look at the page."""
     page = new_page(browser, init_script=HIDDEN_TAB_PROBE)
     page.goto(arena.url + "/tables/new/liars_dice/")

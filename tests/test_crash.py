@@ -1,4 +1,4 @@
-"""Crashes and restarts against a real server (issue 6, items 11, 12 and 13).
+"""Crashes and restarts against a real server.
 
 - kill -9 under a big table loses only the last few milliseconds of steps: what the bots were
   told (a ``move_request`` for step k+1 goes out only after step k was handed to the event

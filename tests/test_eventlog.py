@@ -26,7 +26,7 @@ async def test_one_refused_row_does_not_take_the_batch_with_it():
 
 
 async def test_a_full_queue_makes_runners_wait_until_the_writer_takes_it(monkeypatch):
-    """Issue 6 item 11: the queue is bounded; ``append`` waits while it is full, so what a
+    """The queue is bounded; ``append`` waits while it is full, so what a
     crash can lose (the batch being written plus the queue) stays bounded at any load."""
     import asyncio
     import threading

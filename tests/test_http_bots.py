@@ -144,7 +144,7 @@ def test_url_checks():
 
 
 def test_ipv6_forms_that_embed_a_private_ipv4_address_are_private():
-    """Issue 6 item 16: NAT64, 6to4, IPv4-compatible, SIIT and Teredo carry an IPv4 address."""
+    """NAT64, 6to4, IPv4-compatible, SIIT and Teredo carry an IPv4 address."""
     allowed = http_bots.address_allowed
     for embedded in ("64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "2002:7f00:1::1", "2002:a00:1::",
                      "::127.0.0.1", "::ffff:0:10.0.0.1", "2001:0:4136:e378:8000:63bf:80ff:fffe",

@@ -348,7 +348,7 @@ def test_log_lines_round_trip():
 
 
 def test_every_play_card_request_names_the_seat_that_leads_the_current_trick():
-    """Issue 7: a bot that reads the playing order from the current trick's ``first`` must
+    """A bot that reads the playing order from the current trick's ``first`` must
     find itself on turn; when it leads tricks 2 to 9, ``first`` is its own seat (the previous
     trick's winner), not the previous trick's leader."""
     rng = random.Random(3)

@@ -1,4 +1,4 @@
-"""A person leaves a running match, or is away, and comes back (issue 7): their seat is played
+"""A person leaves a running match, or is away, and comes back: their seat is played
 for them (Jass: by the rule-based bot, so the partner does not suffer; Liar's Dice: as a
 silent bot, as the reference treats a bot that went away), everyone sees it, and the person
 can take the seat back.  Nobody left to play for: leaving on purpose ends the match at once;

@@ -45,7 +45,7 @@ def test_probability_estimate():
 
 
 def test_the_probability_cache_is_bounded():
-    """Issue 6, item 10: asking about ever new counts does not grow the cache without limit."""
+    """Asking about ever new counts does not grow the cache without limit."""
     for k in range(bots.AT_LEAST_CACHE + 500):
         bots.at_least(k + 10**6, 5)
     info = bots.at_least.cache_info()

@@ -1,4 +1,4 @@
-"""What one hostile browser client may cost the server (issue 6, items 4, 5, 6 and 17), against
+"""What one hostile browser client may cost the server, against
 a real server process (``manage.py serve``) over real sockets, with a bots-only match running
 at full speed: floods are closed (4008), a spectator that does not acknowledge is sent only a
 few views and then skips to the newest (or is closed, 4009), deep JSON gets an error, big

@@ -16,8 +16,8 @@ from games.arena.routing import websocket_urlpatterns  # noqa: E402
 
 
 class AllowedHostsOrigin(OriginValidator):
-    """Refuse a WebSocket whose ``Origin`` is not one of ``settings.ALLOWED_HOSTS`` (issue 6,
-    item 17: a page on another site must not open a visitor's match socket).
+    """Refuse a WebSocket whose ``Origin`` is not one of ``settings.ALLOWED_HOSTS``: a
+    page on another site must not open a visitor's match socket.
 
     Channels' ``AllowedHostsOriginValidator`` copies the list once, when this module is
     imported; this reads it at each connection, so it is the list Django checks ``Host``

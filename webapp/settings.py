@@ -57,10 +57,11 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-# Request bodies (issue 6, item 6): the server refuses bodies over ARENA["MAX_REQUEST_BYTES"]
-# before buffering them (games/arena/management/commands/serve.py); within that, Django keeps
-# at most this much of an uploaded file in memory (the rest goes to a temporary file) and
-# refuses form fields (not files) of more than DATA_UPLOAD_MAX_MEMORY_SIZE in all.
+# Request bodies (bounded, so an upload cannot exhaust memory): the server refuses bodies
+# over ARENA["MAX_REQUEST_BYTES"] before buffering them
+# (games/arena/management/commands/serve.py); within that, Django keeps at most this much of
+# an uploaded file in memory (the rest goes to a temporary file) and refuses form fields (not
+# files) of more than DATA_UPLOAD_MAX_MEMORY_SIZE in all.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 
@@ -195,7 +196,7 @@ ARENA = {
     # many in flight per web process (their own connection pool, apart from match calls).
     "BOT_TESTS_PER_MINUTE": env_int("ARENA_BOT_TESTS_PER_MINUTE", 6),
     "BOT_TESTS_IN_FLIGHT": env_int("ARENA_BOT_TESTS_IN_FLIGHT", 20),
-    # Tables one user (or, for guests, one address) may create a minute (issue 6, item 8).
+    # Tables one user (or, for guests, one address) may create a minute (against table spam).
     "TABLES_PER_MINUTE": env_int("ARENA_TABLES_PER_MINUTE", 10),
     # Runners keep the rules state every this many steps, stored with the finished match so a
     # replay page re-runs at most this many steps, wherever it is in the match.
@@ -204,7 +205,7 @@ ARENA = {
     # bound on what two bots that never end a round can write.  The longest Liar's Dice match
     # the table form allows took about 25,000 steps with bots that play as the reference's.
     "MAX_STEPS": env_int("ARENA_MAX_STEPS", 200_000),
-    # Event rows queued for the writer before runners wait for it (issue 6, item 11): a hard
+    # Event rows queued for the writer before runners wait for it (bounded memory): a hard
     # crash loses at most about twice this many rows, the last ~2 ms of steps at full speed.
     "EVENTLOG_MAX_QUEUED": env_int("ARENA_EVENTLOG_MAX_QUEUED", 256),
     # A person who lets this many requests in a row run out is away: the stand-in plays for
@@ -217,9 +218,10 @@ ARENA = {
     # Bounds for untrusted input.
     "MAX_LINE_BYTES": env_int("ARENA_MAX_LINE_BYTES", 64 * 1024),
     "MAX_CONNECTIONS": env_int("ARENA_MAX_CONNECTIONS", 5000),
-    # Each bot connection's share of the loop (issue 6, item 7): lines it may send per second
-    # on average and at once (a token bucket; past it the server stops reading from it for a
-    # while), and bad lines (unparseable, too long, unasked) before it is disconnected.
+    # Each bot connection's share of the loop (so a flooder cannot starve matches): lines it
+    # may send per second on average and at once (a token bucket; past it the server stops
+    # reading from it for a while), and bad lines (unparseable, too long, unasked) before it
+    # is disconnected.
     "LINES_PER_S": env_float("ARENA_LINES_PER_S", 200.0),
     "LINES_BURST": env_int("ARENA_LINES_BURST", 400),
     "MAX_BAD_LINES": env_int("ARENA_MAX_BAD_LINES", 100),

@@ -96,8 +96,9 @@ def match_detail(request, match_id: int):
     """One match with its seats and result; its seed and events once it is over (while it
     runs they would give away hidden information).
 
-    Events come a page at a time (issue 6, item 8): ``?after=<seq>&limit=<n>`` gives the
-    events with ``seq > after``, ``EVENTS_PAGE`` by default and ``MAX_EVENTS_PAGE`` at most;
+    Events come a page at a time, so a long match is never read whole:
+    ``?after=<seq>&limit=<n>`` gives the events with ``seq > after``, ``EVENTS_PAGE`` by
+    default and ``MAX_EVENTS_PAGE`` at most;
     ``events_next`` is the URL of the next page (None on the last), ``steps`` the steps in
     the whole log (the replay has ``steps + 1`` frames)."""
     match = _match(match_id, Match.objects.prefetch_related("seats"))

@@ -1,6 +1,6 @@
 """Registered bots (games whose bots are HTTP services): list, register, test, share, remove.
 
-Issue 6 item 15: only a bot's owner (or staff) sees its URL and what its connection tests
+Only a bot's owner (or staff) sees its URL and what its connection tests
 answered (it may be an internal service's text), and only they may run a test; tests are
 rate-limited per bot and per user and bounded in flight, on connections of their own.  The
 owner decides whether others may seat the bot (``RegisteredBot.shared``).

@@ -16,7 +16,7 @@ match's last view, every hand shown), ``match.over`` (``{"status", "reason", "no
 match just ended, however it ended: finished, abandoned, cancelled, the server stopping or
 failing; see :func:`games.arena.service.over_message`).
 
-Bounds on what one connection may cost (issue 6, items 4, 5 and 17; settings ``ARENA["WS_*"]``):
+Bounds on what one connection may cost (settings ``ARENA["WS_*"]``):
 
 - **rate**: a token bucket of ``WS_BURST`` messages refilled at ``WS_MESSAGES_PER_S``; a
   client over it is closed with 4008.  An ack that acknowledges something is free (acks are

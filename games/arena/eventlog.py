@@ -7,7 +7,7 @@ step is written as soon as it is appended, one transaction each; under load (bot
 at once) a batch starts at most every :data:`MIN_BATCH_INTERVAL` seconds, so rows collect
 into one transaction instead of costing one thread hand-off each.
 
-The queue is bounded (``ARENA["EVENTLOG_MAX_QUEUED"]`` rows, issue 6 item 11): when it is
+The queue is bounded (``ARENA["EVENTLOG_MAX_QUEUED"]`` rows): when it is
 full, ``append`` waits until the writer has taken the queue, so runners play no faster than
 the database stores their steps.  A crash therefore loses at most the batch being written and
 the rows queued behind it (together at most about twice the bound: the last ~2 ms of steps at

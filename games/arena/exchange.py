@@ -67,7 +67,7 @@ def import_log(request, game: str):
 def store_imported(game: str, parsed: dict) -> Match:
     """Store an imported log as a finished match: seats named from the log, one event per
     step, the result from replaying it (so it is exactly what a played match would show), and
-    like a played match its snapshots and final view (issue 6, item 8)."""
+    like a played match its snapshots and final view (so reading it stays cheap)."""
     spec = registry.get(game)
     state = spec.new_state(parsed["config"], 0)
     every = settings.ARENA["SNAPSHOT_EVERY"]

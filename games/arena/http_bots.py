@@ -4,12 +4,12 @@ the guards that untrusted bot URLs need.
 - http and https only; a bot URL carries no user name or password;
 - the response body is read up to :data:`MAX_RESPONSE_BYTES` and no further;
 - redirects are followed only to the same scheme, host and port (307/308, at most 3);
-- every httpx timeout (connect, read, write, pool) comes from the call's deadline
-  (issue 6 item 14), so a bot has the whole deadline and not httpx's default 5 s;
+- every httpx timeout (connect, read, write, pool) comes from the call's deadline, so a
+  bot has the whole deadline and not httpx's default 5 s;
 - an answer nested deeper than :data:`MAX_JSON_DEPTH` is a bad answer, refused before it is
-  parsed (a deep one made ``json.loads`` raise ``RecursionError``: issue 6 item 16);
+  parsed (a deep one made ``json.loads`` raise ``RecursionError``);
 - "test the connection" calls go through a pool of their own (:data:`PROBE`), so probes
-  never take a match call's connections or its deadline (issue 6 item 15);
+  never take a match call's connections or its deadline;
 - whether a bot may live on a loopback or private address is the operator's setting
   ``ARENA_BOT_URLS_ALLOW_PRIVATE`` (on by default for local use; turn it off for public
   deployments).  It is checked on the address each connection actually reaches: the host is
@@ -40,9 +40,9 @@ MAX_JSON_DEPTH = 32
 #: The two connection pools: calls made for matches, and "test the connection" probes.
 MATCH, PROBE = "match", "probe"
 
-#: IPv6 ranges whose low 32 bits are an IPv4 address the packet is really for (issue 6
-#: item 16): NAT64's well-known prefix (RFC 6052), SIIT's ``::ffff:0:a.b.c.d`` (RFC 2765) and
-#: the deprecated IPv4-compatible ``::a.b.c.d`` (RFC 4291).
+#: IPv6 ranges whose low 32 bits are an IPv4 address the packet is really for (checked, so a
+#: private IPv4 address cannot hide in them): NAT64's well-known prefix (RFC 6052), SIIT's
+#: ``::ffff:0:a.b.c.d`` (RFC 2765) and the deprecated IPv4-compatible ``::a.b.c.d`` (RFC 4291).
 _LOW_32_EMBEDDED = [ipaddress.ip_network(n) for n in ("64:ff9b::/96", "::ffff:0:0:0/96", "::/96")]
 #: NAT64 for local use (RFC 8215): where the IPv4 address sits depends on the operator's
 #: prefix length, so the whole range counts as local, as a private address does.
@@ -98,8 +98,8 @@ def address_allowed(address: str, allow_private: bool) -> bool:
 def check_url(url: str) -> str:
     """Validate a bot base URL; returns it without a trailing slash.  Raises ``ValueError``.
 
-    Parsed with ``httpx.URL``, the parser the calls will use (issue 6 item 16: a URL that
-    urllib accepts but httpx refuses, such as ``http://0177.0.0.1/``, must not get in)."""
+    Parsed with ``httpx.URL``, the parser the calls will use (a URL that urllib accepts but
+    httpx refuses, such as ``http://0177.0.0.1/``, must not get in)."""
     text = url.strip()
     try:
         parts = httpx.URL(text)

@@ -1,4 +1,4 @@
-"""Rate bounds shared by the arena's endpoints (issue 6, items 4 and 7)."""
+"""Rate bounds shared by the arena's endpoints, so one flooding client cannot starve the others."""
 from __future__ import annotations
 
 import time

@@ -60,8 +60,8 @@ class GameSpec:
     - ``describe_config(config)``: the configuration as short phrases for the match header
       (e.g. ``["1000 points to win", "Match bonus"]``); by default "<field label>: <value>";
     - ``limit_config(config)``: raises ``ValueError`` (a message for the form) when a table with
-      this normalized configuration would make a match too long to keep and replay (issue 6,
-      item 8); the fields' own bounds are checked by :meth:`table_config`;
+      this normalized configuration would make a match too long to keep and replay; the
+      fields' own bounds are checked by :meth:`table_config`;
     - ``standin``: the built-in bot that plays for a person who left or is away (Jass: partners
       should not suffer); None plays their seat as a silent bot (each request answered at once
       as the game's timeout rule says: in Liar's Dice a lost round, as the reference does with
@@ -118,7 +118,8 @@ class GameSpec:
 
         The rules accept wider configurations (stored and imported matches replay through
         them); a new table must stay inside each :class:`ConfigField`'s ``minimum`` ..
-        ``maximum`` and pass ``limit_config``, whatever the request says (issue 6, item 8).
+        ``maximum`` and pass ``limit_config``, whatever the request says, so no request makes
+        a match too long to keep and replay.
         Raises ``ValueError`` naming the setting.
         """
         config = self.normalize_config(config)

@@ -1,7 +1,7 @@
 """Replays, derived from the event log: ``(game, config, seed, events)`` re-run through the
 rules gives every state of a match again (DESIGN.md, "Data").
 
-So that reading a long match costs the same wherever one looks (issue 6, item 8), a finished
+So that reading a long match costs the same wherever one looks, a finished
 match also keeps :class:`~games.arena.models.Snapshot` rows, the rules state every
 ``ARENA["SNAPSHOT_EVERY"]`` steps, and ``Match.final_view``, the last state with every hand.
 They are derived data: a replay page starts from the nearest snapshot before it and re-runs
@@ -58,7 +58,7 @@ def _events(match_id: int, after_seq: int = 0):
 
 def _answers(group) -> list[dict]:
     # ``detail`` (a forced move's full explanation, naming the seat's hand) is no secret once
-    # the match is over, and replays open only then (issue 6 item 2).
+    # the match is over, and replays open only then.
     return [{"seat": seat, "action": action, "forced": forced, "reason": reason, "think_ms": think, "detail": detail}
             for _, seat, action, forced, reason, think, _, detail in group]
 

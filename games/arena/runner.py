@@ -226,7 +226,7 @@ class MatchRunner:
 
     # --- views ------------------------------------------------------------------------------
     def _public_view(self) -> dict:
-        """What spectators see (issue 6 item 1): everything once the match is over; while it
+        """What spectators see: everything once the match is over; while it
         runs, the public view, or on an opted-in bots-only table the revealed view (hands no
         longer current).  Never a current secret: a seated bot may be watching."""
         if self.state.is_terminal():
@@ -239,8 +239,8 @@ class MatchRunner:
                              details: dict | None = None) -> None:
         """Publish the public view and each person's own view.  ``answers`` (public facts
         only) go to everyone; ``details`` (seat -> the full forced-move explanation, which may
-        name that seat's hand) is added to that seat's own answer in its own message only
-        (issue 6 item 2).  Every view also says who is away (``away``: people whose seat is
+        name that seat's hand) is added to that seat's own answer in its own message only.
+        Every view also says who is away (``away``: people whose seat is
         played for them), who still plays for themselves (``present``: seats that are not
         built-in bots and are not gone) and, while everyone is away, when the match will be
         abandoned (``abandon_at``, epoch seconds, else None)."""
@@ -381,7 +381,7 @@ class MatchRunner:
                                answer.forced, answer.reason, answer.think_ms, answer.detail))
                 if answer.forced:
                     log.info("match %s step %s seat %s forced: %s", self.match_id, self.step, seat, answer.reason)
-            await self.writer.append(events)  # waits while the log is full (issue 6 item 11)
+            await self.writer.append(events)  # waits while the log is full (bounded memory)
             happenings = state.apply(actions)
             if self.spec.hidden_information:
                 answers_out = [{"seat": e[3], "action": e[4], "forced": e[5], "reason": e[6]} for e in events]

@@ -24,7 +24,8 @@ log = logging.getLogger("arena")
 
 #: Channel-layer group the arena listens on: table changes, people's moves, resync requests.
 CONTROL_GROUP = "arena.control"
-#: The result of a match that every seat but the built-in bots left (issue 6, item 9).
+#: The result of a match that every seat but the built-in bots left: it ends rather than
+#: having bots play on for nobody.
 ABANDONED = "abandoned: every player left"
 
 
@@ -104,7 +105,7 @@ class Arena:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
         # The waiting bots' connections are closed, but their disconnects would be handled
-        # after the loop is gone: free their seats now (issue 6 item 12).
+        # after the loop is gone: free their seats now, so no table waits on a bot that is gone.
         self.waiting.clear()
         try:
             await sync_to_async(tables.free_connected_bot_seats)()
@@ -129,7 +130,7 @@ class Arena:
                 auto = {**spec.auto_config(), **(config or {})}
                 choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto))
                 # Never the "every hand" view: nobody asked for it, and the bots seated here
-                # could watch their own match (issue 6 item 1).
+                # could watch their own match.
                 await sync_to_async(tables.create_table)(game, auto, choices, None, auto=True)
                 seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config)
             if endpoint.gone:  # hung up while we looked for a seat
@@ -423,7 +424,7 @@ class Arena:
                 log.exception("match %d: could not tell its pages how it ended", mid)
 
     async def _store_end(self, runner: MatchRunner) -> None:
-        """Store the runner's snapshots and final view (issue 6, item 8); a failure only
+        """Store the runner's snapshots and final view (cheap reads of long matches); a failure only
         costs later readers a replay from the first step, so it is logged, not raised."""
         try:
             await sync_to_async(replay.store_end)(runner.match_id, runner.snapshots, runner.state)

@@ -68,7 +68,7 @@ def _tell_seats_apart(match: Match, seats: list[Seat]) -> None:
 
 def may_seat(bot: RegisteredBot, sitter: Sitter | None) -> bool:
     """Whether ``sitter`` may seat registered ``bot`` at a table they create: its owner always,
-    anyone (a guest, the arena itself) only when the owner shares it (issue 6 item 15)."""
+    anyone (a guest, the arena itself) only when the owner shares it."""
     return bot.shared or (sitter is not None and sitter.user_id is not None and sitter.user_id == bot.owner_id)
 
 
@@ -83,7 +83,7 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     :meth:`GameSpec.table_config`) or seat list.  ``creator_key`` (``"user:<id>"`` or
     ``"ip:<address>"``) is kept for the per-minute creation limit (:func:`tables_created_lately`).
     ``omniscient``: the creator asks that spectators of a bots-only table see hands that are no
-    longer current (``State.revealed_observation``, issue 6 item 1); never an automatic table.
+    longer current (``State.revealed_observation``); never an automatic table.
     """
     spec = registry.get(game)
     config = spec.table_config(config)
@@ -141,7 +141,7 @@ def create_bot_table(game: str, sitter: Sitter, *, creator_key: str = "") -> Mat
 
 
 def tables_created_lately(creator_key: str, seconds: float = 60.0) -> int:
-    """Tables ``creator_key`` created in the last ``seconds`` (issue 6, item 8's per-minute limit)."""
+    """Tables ``creator_key`` created in the last ``seconds`` (for the per-minute limit)."""
     since = timezone.now() - timedelta(seconds=seconds)
     return Match.objects.filter(creator_key=creator_key, created_at__gte=since).count()
 
@@ -156,7 +156,7 @@ def join_seat(match_id: int, index: int, sitter: Sitter) -> str | None:
     try:
         # The check above can race with the same person joining in another request; the
         # database's one_seat_per_user / one_seat_per_guest_session constraints decide
-        # (issue 6 item 13).  A savepoint, so the caller's transaction stays usable.
+        # (one seat per person).  A savepoint, so the caller's transaction stays usable.
         with transaction.atomic():
             taken = Seat.objects.filter(match_id=match_id, index=index, kind=Seat.Kind.HUMAN, occupied=False).update(
                 occupied=True, display_name=sitter.name, user_id=sitter.user_id, session_key=sitter.session_key)
@@ -223,7 +223,7 @@ def free_bot_seat(seat_id: int) -> None:
 
 
 def free_connected_bot_seats() -> int:
-    """At arena start and stop (issue 6 item 12): seats of bots that connected (not registered
+    """At arena start and stop: seats of bots that connected (not registered
     HTTP bots) at tables that have not started belong to connections of a process that is
     gone or going, so nobody will ever play them; open them again and delete automatic
     tables left with nobody at them.  Returns how many seats were freed.

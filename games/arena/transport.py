@@ -2,9 +2,10 @@
 
 :class:`LineConnection` splits the byte stream on ``\\n`` whatever the TCP reads look like
 (split or merged messages), refuses lines over the bound without buffering them, and hands
-complete lines to a handler, at most as fast as the connection's share allows (issue 6 item
-7): a token bucket of lines per second; a connection past it is not read from until it has
-a token again, so the kernel's buffers fill up and the client waits, not the loop.
+complete lines to a handler, at most as fast as the connection's share allows (so a flooding
+bot cannot starve the other matches): a token bucket of lines per second; a connection past
+it is not read from until it has a token again, so the kernel's buffers fill up and the
+client waits, not the loop.
 :func:`start_line_server` runs the listener.
 """
 from __future__ import annotations

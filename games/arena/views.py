@@ -39,7 +39,7 @@ def sitter_for(request) -> tables.Sitter | None:
 
 
 def creator_key(request) -> str:
-    """Who creates a table, for the per-minute limit (issue 6, item 8): ``"user:<id>"`` for a
+    """Who creates a table, for the per-minute limit: ``"user:<id>"`` for a
     logged-in user, else ``"ip:<address>"`` (guests can get a new session at will, not a new
     address; behind a proxy, Daphne's ``--proxy-headers`` makes this the client's address)."""
     if request.user.is_authenticated:

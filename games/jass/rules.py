@@ -259,7 +259,7 @@ _TRUMP_PHASE, _PLAY_PHASE, _OVER = 0, 1, 2
 _PHASE_NAMES = ("trump", "play", "over")
 
 
-# What the scoreboard shows of each finished game (issue 7): public once the game is over.
+# What the scoreboard shows of each finished game: public once the game is over.
 _SCOREBOARD_KEYS = ("deal", "dealer", "declarer", "forehand", "trump", "points", "match", "complete")
 
 

@@ -61,7 +61,8 @@ class JassHttpBot(SeatEndpoint):
     async def _call(self, kind, body, legal, why_illegal, seat, fut) -> None:
         """Call the bot for one trump or card and settle ``fut``.  A forced move gets a public
         ``reason`` (what everyone at the table may read: no card of any hand, nothing the
-        bot's service wrote) and the full explanation as ``detail`` (issue 6 item 2)."""
+        bot's service wrote) and the full explanation as ``detail``, shown only once the match
+        is over."""
         started = time.perf_counter()
         url = self.base_url + self.paths[kind]
         reason = detail = ""
@@ -147,8 +148,8 @@ async def probe(base_url: str, path_style: str) -> dict:
     back: ``{"ok", "url", "request", "status", "elapsed_ms", "answer", "verdict"}``.
 
     Goes through the probe pool (``http_bots.PROBE``), never the connections match calls
-    use (issue 6 item 15); the answer may be an internal service's text, so the caller shows
-    the result to the bot's owner only."""
+    use, so probing cannot starve matches; the answer may be an internal service's text, so
+    the caller shows the result to the bot's owner only."""
     state, seat, body = sample_request()
     url = base_url.rstrip("/") + protocol.PATHS[path_style]["trump"]
     out = {"ok": False, "url": url, "request": body, "status": None, "elapsed_ms": None, "answer": None}

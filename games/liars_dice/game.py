@@ -50,7 +50,8 @@ def human_action_ok(state: rules.LiarsDiceState, seat: int, action) -> bool:
     return action in state.legal_actions(seat)
 
 
-#: Bound on a new table's length (issue 6, item 8): ``games x (dice on the table)^2``.  A game
+#: Bound on a new table's length, so a match stays cheap to keep and replay:
+#: ``games x (dice on the table)^2``.  A game
 #: takes about (players x dice)^2 answers (6 x 6 dice: ~1,500; 6 x 20: ~15,000; 2 x 6: ~75,
 #: measured with the probability bot), so this keeps a match near 150,000 answers at most
 #: while allowing 1,000 games of two players with 6 dice.  It bounds the length of matches

@@ -33,7 +33,8 @@ class LiarsDiceBot(SeatEndpoint):
 
     def __init__(self, conn: LineConnection, arena, deadline_s: float, max_bad_lines: int | None = None):
         self.conn = conn
-        #: Protocol violations (not late replies) before the connection is dropped (issue 6 item 7).
+        #: Protocol violations (not late replies) before the connection is dropped, so junk
+        #: lines cannot cost the loop without end.
         self.max_bad_lines = max_bad_lines
         self.arena = arena
         self.deadline_s = deadline_s
@@ -82,7 +83,8 @@ class LiarsDiceBot(SeatEndpoint):
     def _fail_request(self, reason: str, detail: str = "") -> None:
         """Answer the open request with ``None`` (the round is lost).  ``reason`` is shown to
         everyone; ``detail`` (what exactly was wrong, which may quote the bot's own line and
-        so whatever it chose to put there) is kept for after the match (issue 6 item 2)."""
+        so whatever it chose to put there) is kept for after the match, when no hand is
+        secret any more."""
         req = self.request
         if req is not None and req.pending:
             req.resolve(None, forced=True, reason=reason, detail=detail[:300])
@@ -109,7 +111,7 @@ class LiarsDiceBot(SeatEndpoint):
     def _set_name(self, name) -> None:
         """The first name counts (seed).  One sent after the bot's first request may spell out
         the dice it holds, and names go to everyone at the table, so it is held back until the
-        match is over (issue 6 item 3: names carry public facts only)."""
+        match is over: names carry public facts only."""
         if self.named:
             return
         if not isinstance(name, str) or not clean_name(name):

@@ -226,7 +226,7 @@ const Arena = {
     else this.board.replaceChildren(notice);  // the table never came ("Loading the table…")
   },
 
-  // --- "your turn" while the tab is in the background (issue 7) -----------------------------
+  // --- "your turn" while the tab is in the background ---------------------------------------
   setupTurnNotice() {
     this.title = document.title;
     this.noticed = null;  // the version of the last request announced

@@ -7,7 +7,8 @@
 
 Migrations are applied first unless ``--no-migrate``.
 
-Daphne is started with the arena's bounds on what a client may send (issue 6, items 4 and 6):
+Daphne is started with the arena's bounds on what a client may send, so one client cannot
+exhaust the server's memory:
 
 - **request bodies** (:class:`BoundedRequest`): Daphne, through Twisted, receives a whole body
   before it starts the application, then queues all of it for Django at once; Twisted
