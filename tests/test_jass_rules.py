@@ -235,7 +235,7 @@ def test_max_deals_ends_after_that_many_deals():
 
 
 def test_scoreboard_lists_every_finished_game_in_every_view():
-    """Issue 7: the observations carry a scoreboard of the match's finished games (trump, who
+    """The observations carry a scoreboard of the match's finished games (trump, who
     declared, points per team, Match), the same for players, spectators and replays."""
     state = rules.new_state({"points_to_win": 1500}, 21)
     rng = random.Random(3)
