@@ -8,14 +8,18 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import shutil
 import socket
 import time
+import urllib.parse
+import urllib.request
 
 import pytest
 import websockets
 
 from benchmarks.spectator_fanout import running_match
+from tests.human_client import Guest
 from tests.ld_bot import LDBot, simple_move
 from tests.serverproc import start_arena, wait_until
 
@@ -157,7 +161,59 @@ def test_websocket_from_a_foreign_page_is_refused_and_from_the_arena_accepted(bu
         asyncio.run(open_with("http://evil.example"))
     assert refused.value.response.status_code == 403
     assert asyncio.run(open_with(server.url)) == "match.view"
-    assert asyncio.run(open_with(f"http://localhost:{server.http_port}")) == "match.view"
+
+
+def test_websocket_from_another_port_or_name_is_refused_with_a_visitors_cookie(busy_match):
+    """Scheme, host and port must be the handshake's own (``Host``), as Django's CSRF check
+    has it: a page served on another port of the same machine is another site."""
+    server, match_id, _ = busy_match
+    guest = Guest(server.url, "Visitor")
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', guest.get("/")).group(1)
+    guest.opener.open(urllib.request.Request(  # a guest's session: a cookie worth stealing
+        server.url + "/nickname/", data=urllib.parse.urlencode({"csrfmiddlewaretoken": token, "nickname": "Visitor"})
+        .encode(), headers={"Referer": server.url + "/"}), timeout=10).read()
+    cookie = "; ".join(f"{c.name}={c.value}" for c in guest.jar)
+    assert "sessionid=" in cookie
+
+    async def open_with(origin: str, host: str = "127.0.0.1"):
+        url = f"ws://{host}:{server.http_port}/ws/matches/{match_id}/"
+        async with websockets.connect(url, origin=origin, additional_headers={"Cookie": cookie}) as ws:
+            return json.loads(await asyncio.wait_for(ws.recv(), 10))["type"]
+
+    other_port = server.http_port + 1 if server.http_port < 65535 else server.http_port - 1
+    for origin in (f"http://127.0.0.1:{other_port}", "http://localhost:9999", "http://127.0.0.1",
+                   f"https://127.0.0.1:{server.http_port}", f"http://localhost:{server.http_port}"):
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            asyncio.run(open_with(origin))
+        assert refused.value.response.status_code == 403, origin
+    assert asyncio.run(open_with(server.url)) == "match.view"
+    # The same page reached by another of the site's names is its own origin there.
+    assert asyncio.run(open_with(f"http://localhost:{server.http_port}", host="localhost")) == "match.view"
+
+
+@pytest.mark.parametrize("origin, host, scheme, trusted, accepted", [
+    ("http://127.0.0.1:8000", "127.0.0.1:8000", "ws", [], True),
+    ("http://127.0.0.1:8897", "127.0.0.1:8000", "ws", [], False),
+    ("http://localhost:9999", "127.0.0.1:8000", "ws", [], False),
+    ("http://localhost:8000", "127.0.0.1:8000", "ws", [], False),
+    ("https://127.0.0.1:8000", "127.0.0.1:8000", "ws", [], False),
+    ("https://127.0.0.1:8000", "127.0.0.1:8000", "wss", [], True),
+    ("http://evil.example:8000", "evil.example:8000", "ws", [], False),  # Host not allowed
+    ("", "127.0.0.1:8000", "ws", [], False),
+    ("http://127.0.0.1:8000", "", "ws", [], False),
+    # TLS ends at a proxy: the browser's https origin is trusted by name
+    ("https://localhost", "localhost", "ws", ["https://localhost"], True),
+    ("https://a.localhost", "localhost", "ws", ["https://*.localhost"], True),
+    ("http://a.localhost", "localhost", "ws", ["https://*.localhost"], False),
+])
+def test_same_origin_compares_scheme_host_and_port(settings, origin, host, scheme, trusted, accepted):
+    from webapp.asgi import same_origin
+
+    settings.ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+    settings.CSRF_TRUSTED_ORIGINS = trusted
+    headers = [(b"origin", origin.encode()), (b"host", host.encode())]
+    assert same_origin({"type": "websocket", "scheme": scheme, "headers": headers}) is accepted
+    assert not same_origin({"type": "websocket", "scheme": scheme, "headers": headers + headers[:1]})
 
 
 def http_post_head(server, headers: str) -> socket.socket:
