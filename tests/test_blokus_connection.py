@@ -14,7 +14,7 @@ import pytest
 
 from games.blokus import protocol, transport
 from games.blokus.rules import new_state
-from games.blokus.transport import BlokusClient, Room, StreamLimits, XmlConnection
+from games.blokus.transport import BlokusClient, GuessBackoff, Room, StreamLimits, XmlConnection
 
 SOFT = 2.0
 
@@ -72,7 +72,7 @@ def seated_client(soft_timeout: float = SOFT):
     listener = SimpleNamespace(
         arena=None, password="secret", soft_timeout=soft_timeout, hard_timeout=10.0, no_timeout_hard=60.0, rooms=rooms,
         room=lambda match_id: rooms.setdefault(match_id, Room(match_id)), names=lambda match_id: ["Alpha", "Beta"],
-        match_of=lambda endpoint: 7, forget_reservations=lambda match_id: None)
+        match_of=lambda endpoint: 7, forget_reservations=lambda match_id: None, guesses=GuessBackoff(3, 2.0))
     conn = XmlConnection(lambda c: BlokusClient(c, listener), StreamLimits(65536, 12, 256))
     conn.connection_made(RecordingTransport())
     client = conn.handler

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import socket
 import time
@@ -289,6 +290,103 @@ def test_a_wrong_password_or_an_admin_request_without_one_is_refused(arena_facto
     for client in (wrong, cheeky):
         assert bytes(client.raw).rstrip().endswith(b"</protocol>")
     wait_log(arena, "refused: authentication failed")
+
+
+def refusal(arena, password: str) -> str:
+    """What the server answers an ``authenticate`` with ``password`` on a new connection
+    (the errorpacket's message), or "" when it keeps the connection (authenticated)."""
+    client = XmlClient(arena.blokus_port)
+    client.send(f'<protocol><authenticate password="{password}"/><observe roomId="999999"/>'.encode())
+    wait_closed(client)
+    (packet,) = [m for m in client.messages if m.tag == "errorpacket"]
+    message = packet.get("message")
+    return "" if "999999" in message else message  # an admin reaches the observe and its error
+
+
+def test_wrong_passwords_make_the_address_wait_also_with_the_right_one(arena_factory):
+    arena = serve(arena_factory, BLOKUS_ADMIN_FREE_FAILURES=3, BLOKUS_ADMIN_BACKOFF=600)
+    assert refusal(arena, PASSWORD) == "", "the right password first: an administrator"
+    assert [refusal(arena, f"guess{k}") for k in range(3)] == ["authentication failed"] * 3
+    # The third failure began a wait: every try is refused now, whatever the password, and
+    # says for how long; reconnecting does not help (the wait is the address's).
+    waits = [refusal(arena, password) for password in ("guess3", PASSWORD, PASSWORD)]
+    for message in waits:
+        assert message.startswith("authentication refused: too many failed attempts from 127.0.0.1; try again in ")
+        assert 590 <= int(message.rsplit(" ", 2)[1]) <= 600
+    wait_log(arena, "too many failed attempts")
+
+
+def test_past_blokus_max_prepared_waiting_rooms_prepare_is_refused(arena_factory):
+    arena = serve(arena_factory, BLOKUS_MAX_PREPARED=2)
+    rooms = [prepare(arena)[1] for _ in range(2)]
+    admin = XmlClient(arena.blokus_port)
+    admin.send(f'<protocol><authenticate password="{PASSWORD}"/><prepare gameType="swc_2021_blokus" '
+               f'pause="false"><slot/><slot/></prepare>'.encode())
+    wait_closed(admin)
+    assert [m.tag for m in admin.messages] == ["errorpacket"], "nothing prepared"
+    assert admin.messages[0].get("message").startswith("2 prepared rooms are waiting for their players "
+                                                       "(BLOKUS_MAX_PREPARED)")
+    # Cancelling one makes room for another.
+    canceller = XmlClient(arena.blokus_port)
+    canceller.send(f'<protocol><authenticate password="{PASSWORD}"/><cancel roomId="{rooms[0]}"/>'.encode())
+    assert finished_match(arena, int(rooms[0]))["status"] == "aborted"
+    assert prepare(arena)[1] not in rooms
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.7", "::"])
+def test_the_server_refuses_to_start_with_the_example_password_off_loopback(host, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "BLOKUS_HOST": host, "ARENA_DATA_DIR": str(tmp_path)}
+    env.pop("BLOKUS_ADMIN_PASSWORD", None)  # the default: the official example
+    done = subprocess.run([sys.executable, "manage.py", "serve", "--port", "0", "--no-migrate"], env=env,
+                          cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "BLOKUS_ADMIN_PASSWORD is the official example password" in done.stderr
+    assert f"bound to '{host}', not loopback" in done.stderr
+
+
+def test_the_example_password_is_fine_on_loopback_and_any_password_or_none_anywhere():
+    from games.blokus.transport import admin_password_problem
+
+    for host in ("127.0.0.1", "127.0.0.2", "::1", "localhost"):
+        assert admin_password_problem(host, PASSWORD) is None, host
+    for host in ("0.0.0.0", "", "::", "192.0.2.7", "arena.example.org"):
+        assert "BLOKUS_ADMIN_PASSWORD" in admin_password_problem(host, PASSWORD), host
+        assert admin_password_problem(host, "") is None, "empty: the admin commands are off"
+        assert admin_password_problem(host, "correct horse battery staple") is None
+
+
+def test_guesses_are_held_to_a_handful_a_minute_per_address():
+    """An address guessing as fast as it is let (the clock is ours), with the default
+    settings: 3 failures free, then 2 s doubling to at most 15 minutes."""
+    from games.blokus.transport import MAX_BACKOFF_S, MAX_TRACKED_ADDRESSES, GuessBackoff
+
+    backoff = GuessBackoff(free=3, base=2.0)
+    now, tries = 1000.0, []
+    while now < 1000.0 + 3600:
+        wait = backoff.wait("203.0.113.9", now)
+        if wait > 0:
+            now += wait
+            continue
+        tries.append(now - 1000.0)
+        backoff.failed("203.0.113.9", now)
+    per_minute = [sum(1 for t in tries if m * 60 <= t < (m + 1) * 60) for m in range(60)]
+    assert per_minute[0] <= 8 and max(per_minute[1:]) <= 2, per_minute
+    assert len(tries) <= 16, "an hour of guessing"
+    assert backoff.wait("198.51.100.1", now) == 0, "other addresses are not held"
+    # The right password (a success) forgets the address; so does a long quiet.
+    backoff.succeeded("203.0.113.9")
+    assert backoff.wait("203.0.113.9", now) == 0
+    for _ in range(3):
+        backoff.failed("203.0.113.9", now)
+    assert backoff.wait("203.0.113.9", now) == 2.0
+    assert backoff.wait("203.0.113.9", now + 2 + MAX_BACKOFF_S + 1) == 0 and not backoff.failures
+    for k in range(MAX_TRACKED_ADDRESSES + 5):  # memory: a bounded number of addresses
+        backoff.failed(f"10.{k >> 16}.{(k >> 8) & 255}.{k & 255}", now)
+    assert len(backoff.failures) == MAX_TRACKED_ADDRESSES
 
 
 # --- how a game ends -----------------------------------------------------------------------------

@@ -109,6 +109,16 @@ if REDIS_URL:
                        "prefix": os.environ.get("ARENA_CHANNEL_PREFIX", "arena")},
         }
     }
+    # Counters that every web process must share (login and signup throttles, connection
+    # tests per minute) live in the same Redis; without it Django's default local-memory
+    # cache counts per process, which is right for the one-process server.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": os.environ.get("ARENA_CHANNEL_PREFIX", "arena"),
+        }
+    }
 else:
     # Channels' InMemoryChannelLayer with O(1) cleanup per message (see games/arena/layers.py).
     CHANNEL_LAYERS = {
@@ -164,6 +174,13 @@ ARENA = {
     "BLOKUS_HOST": os.environ.get("BLOKUS_HOST", os.environ.get("ARENA_HOST", "127.0.0.1")),
     "BLOKUS_PORT": env_int("BLOKUS_PORT", 13050),
     "BLOKUS_ADMIN_PASSWORD": os.environ.get("BLOKUS_ADMIN_PASSWORD", "examplepassword"),
+    # Wrong admin passwords an address may send before it must wait BLOKUS_ADMIN_BACKOFF
+    # seconds, doubled with each further failure (at most 15 minutes): a handful of guesses a
+    # minute, however fast it reconnects.
+    "BLOKUS_ADMIN_FREE_FAILURES": env_int("BLOKUS_ADMIN_FREE_FAILURES", 3),
+    "BLOKUS_ADMIN_BACKOFF": env_float("BLOKUS_ADMIN_BACKOFF", 2.0),
+    # Prepared rooms waiting for their players at once; past it `prepare` is refused.
+    "BLOKUS_MAX_PREPARED": env_int("BLOKUS_MAX_PREPARED", 100),
     # Seconds per move for slots that can time out (prepared slots unless canTimeout="false"):
     # a move after the soft limit loses (SOFT_TIMEOUT), none by the hard limit loses
     # (HARD_TIMEOUT), as on the official server.  Slots that "cannot time out" (plain joins,
@@ -196,6 +213,11 @@ ARENA = {
     # many in flight per web process (their own connection pool, apart from match calls).
     "BOT_TESTS_PER_MINUTE": env_int("ARENA_BOT_TESTS_PER_MINUTE", 6),
     "BOT_TESTS_IN_FLIGHT": env_int("ARENA_BOT_TESTS_IN_FLIGHT", 20),
+    # Failed logins a minute per address and per username, and accounts created an hour per
+    # address; past them the form answers 429 "try again in N s" without checking the
+    # password (games/arena/throttle.py: counted in CACHES, shared when REDIS_URL is set).
+    "LOGIN_FAILURES_PER_MINUTE": env_int("ARENA_LOGIN_FAILURES_PER_MINUTE", 5),
+    "SIGNUPS_PER_HOUR": env_int("ARENA_SIGNUPS_PER_HOUR", 10),
     # Tables one user (or, for guests, one address) may create a minute (against table spam).
     "TABLES_PER_MINUTE": env_int("ARENA_TABLES_PER_MINUTE", 10),
     # Runners keep the rules state every this many steps, stored with the finished match so a

@@ -55,6 +55,8 @@ class GameSpec:
       ``import_formats`` (one plain-text line per accepted format) and ``import_accept`` (the
       file input's ``accept``) tell the import page's visitors what to upload;
     - ``start_listener(arena)``: starts the bot listener, returns an object with ``close()``;
+      ``listener_settings_problem()``: why the settings in force make it unsafe to start it (a
+      message naming the setting, and ``manage.py serve`` refuses to start), or None;
     - ``protocol_note``: the lobby's line for bot authors (``{port}``: the listener's port);
     - ``seat_label(config, index)``: how the table names a seat (e.g. "North");
     - ``describe_config(config)``: the configuration as short phrases for the match header
@@ -100,6 +102,7 @@ class GameSpec:
     import_formats: tuple[str, ...] = ()
     import_accept: str = ""
     start_listener: Callable[[Any], Awaitable[Any]] | None = None
+    listener_settings_problem: Callable[[], str | None] | None = None
     protocol_note: str = ""
     #: Shown under the seat choices of the create-table form.
     seats_note: str = ""

@@ -84,6 +84,12 @@ async def _start_listener(arena):
     return await start_listener(arena)
 
 
+def _listener_settings_problem() -> str | None:
+    from games.blokus.transport import admin_password_problem
+
+    return admin_password_problem(settings.ARENA["BLOKUS_HOST"], settings.ARENA["BLOKUS_ADMIN_PASSWORD"])
+
+
 SPEC = register(GameSpec(
     slug="blokus",
     title="Blokus",
@@ -101,6 +107,7 @@ SPEC = register(GameSpec(
     human_action_ok=human_action_ok,
     auto_config=lambda: {"variant": "2021"},
     start_listener=_start_listener,
+    listener_settings_problem=_listener_settings_problem,
     exports={"xml": ("replay file (Software-Challenge XML)", _export_replay)},
     import_match=protocol.import_replay,
     import_formats=("a Software-Challenge replay file (XML: <protocol>, every memento, the result), of a 2021 "

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import ipaddress
 import json
 import logging
 import re
@@ -440,6 +441,79 @@ class Observer:
         self.client.listener.rooms.pop(self.room.match_id, None)
 
 
+# --- admin passwords -----------------------------------------------------------------------------
+
+#: The official server's example password (its ``server.properties``), our default: fine on
+#: loopback, where only this machine's users reach the port, never elsewhere.
+EXAMPLE_PASSWORD = "examplepassword"
+#: Longest wait a failing address is given (seconds), however many times it failed.
+MAX_BACKOFF_S = 900.0
+#: Addresses whose failures are remembered at once (the oldest is forgotten beyond it).
+MAX_TRACKED_ADDRESSES = 10_000
+
+
+def admin_password_problem(host: str, password: str) -> str | None:
+    """Why the Blokus listener must not start with admin ``password`` on ``host``, or None.
+
+    The example password is public (the official server's documentation prints it), so it
+    only guards a listener bound to loopback (``127.0.0.0/8``, ``::1``, ``localhost``);
+    on any other address, a wildcard (``0.0.0.0``, ``::``, empty) or a host name, anyone
+    who reaches the port could prepare, pause and cancel games.  An empty password switches
+    the admin commands off and is always fine."""
+    if password != EXAMPLE_PASSWORD:
+        return None
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name, or "" (every interface)
+        loopback = False
+    if loopback:
+        return None
+    return (f"BLOKUS_ADMIN_PASSWORD is the official example password ({EXAMPLE_PASSWORD!r}) and the Blokus "
+            f"listener is bound to {repr(host) if host else 'every interface'}, not loopback: set BLOKUS_ADMIN_PASSWORD to "
+            "your own password, or to an empty value to switch the admin commands off")
+
+
+class GuessBackoff:
+    """Per address, a growing wait after wrong admin passwords, so that guessing by
+    reconnecting gets a handful of tries a minute instead of hundreds a second.
+
+    An address may fail ``free`` times; each failure from then on makes it wait ``base``
+    seconds, doubled with every further failure (at most :data:`MAX_BACKOFF_S`).  While it
+    waits, every ``authenticate`` from it is refused without looking at the password, so
+    the answer says nothing about whether the guess was right.  A success, or
+    :data:`MAX_BACKOFF_S` without a failure, forgets the address.  ``now`` is
+    ``time.monotonic()`` seconds (a parameter, so tests control the clock)."""
+
+    def __init__(self, free: int, base: float):
+        self.free = free
+        self.base = base
+        self.failures: dict[str, tuple[int, float, float]] = {}  # address -> (count, last, until)
+
+    def wait(self, address: str, now: float) -> float:
+        """Seconds ``address`` must still wait before its next try (0: it may try now)."""
+        entry = self.failures.get(address)
+        if entry is None:
+            return 0.0
+        count, last, until = entry
+        if now - max(last, until) > MAX_BACKOFF_S:
+            del self.failures[address]
+            return 0.0
+        return max(0.0, until - now)
+
+    def failed(self, address: str, now: float) -> None:
+        """A wrong password from ``address``."""
+        count = self.failures.pop(address, (0, now, now))[0] + 1
+        until = now
+        if count >= self.free:
+            until = now + min(MAX_BACKOFF_S, self.base * 2 ** (count - self.free))
+        self.failures[address] = (count, now, until)  # re-inserted: the newest is last
+        if len(self.failures) > MAX_TRACKED_ADDRESSES:
+            del self.failures[next(iter(self.failures))]
+
+    def succeeded(self, address: str) -> None:
+        self.failures.pop(address, None)
+
+
 # --- one connection ------------------------------------------------------------------------------
 
 ADMIN_REQUESTS = ("prepare", "observe", "pause", "step", "cancel")
@@ -628,14 +702,25 @@ class BlokusClient(SeatEndpoint):
     # --- admin ------------------------------------------------------------------------------
     def _authenticate(self, password: str) -> None:
         """No reply on success; a wrong password gets the errorpacket and a disconnect.  The
-        comparison takes the same time however much of the password is right."""
+        comparison takes the same time however much of the password is right.  An address
+        that failed too often (:class:`GuessBackoff`) is refused, the password unread,
+        until its wait is over."""
+        address, now = self.conn.peer.rsplit(":", 1)[0], time.monotonic()
+        backoff = self.listener.guesses
+        wait = backoff.wait(address, now)
+        if wait > 0:
+            self.refuse(f"authentication refused: too many failed attempts from {address}; "
+                        f"try again in {max(1, round(wait))} s")
+            return
         expected = self.listener.password
         if expected and hmac.compare_digest(password.encode(), expected.encode()):
             if not self.admin:
                 self._log(logging.INFO, "authenticated as administrator")
+            backoff.succeeded(address)
             self.admin = True
             self.listener.admins.add(self)
         else:
+            backoff.failed(address, now)
             self.refuse("authentication failed")
 
     async def _admin(self, msg: dict) -> None:
@@ -669,6 +754,11 @@ class BlokusClient(SeatEndpoint):
         """A table whose two seats are reserved: one code per slot (every slot gets one, a
         ``reserved="false"`` slot too: our seats are all for bots that present a code)."""
         variant = protocol.GAME_TYPES[msg["game_type"]]  # the codec refuses an unknown one
+        waiting = self.listener.prepared_waiting()
+        if waiting >= self.listener.max_prepared:
+            self.refuse(f"{waiting} prepared rooms are waiting for their players (BLOKUS_MAX_PREPARED): "
+                        "let them play or cancel some before preparing more")
+            return
         slots = msg["slots"]
         names = [clean_name(slot.get("name") or "") or f"Player {i + 1}" for i, slot in enumerate(slots)]
         try:
@@ -836,6 +926,8 @@ class BlokusListener:
         cfg = settings.ARENA
         self.arena = arena
         self.password: str = cfg["BLOKUS_ADMIN_PASSWORD"]
+        self.guesses = GuessBackoff(cfg["BLOKUS_ADMIN_FREE_FAILURES"], cfg["BLOKUS_ADMIN_BACKOFF"])
+        self.max_prepared: int = cfg["BLOKUS_MAX_PREPARED"]
         self.soft_timeout: float = cfg["BLOKUS_SOFT_TIMEOUT"]
         self.hard_timeout: float = cfg["BLOKUS_HARD_TIMEOUT"]
         self.no_timeout_hard: float = cfg["BLOKUS_NO_TIMEOUT_HARD"]
@@ -858,6 +950,12 @@ class BlokusListener:
         room = self.rooms.get(match_id)
         if room is not None and not room.observers and match_id not in self.arena.runners:
             del self.rooms[match_id]
+
+    def prepared_waiting(self) -> int:
+        """Prepared rooms whose match has not started (each holds a table and its reserved
+        seats until its players come or an admin cancels it)."""
+        held = self.arena.reservations  # the arena forgets a table's codes however it ends
+        return len({r.match_id for code, r in self.reservations.items() if code in held} - self.arena.runners.keys())
 
     def forget_reservations(self, match_id: int) -> None:
         for code in [c for c, r in self.reservations.items() if r.match_id == match_id]:

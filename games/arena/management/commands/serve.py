@@ -172,6 +172,19 @@ def freeze_startup_heap() -> None:
     gc.freeze()
 
 
+def refuse_unsafe_listeners() -> None:
+    """Raise ``CommandError`` (every game's reason, each naming its setting) when a bot
+    listener would start with settings that are unsafe where it listens (e.g. Blokus's public
+    example admin password on an address other than loopback): better not to start than to
+    serve a port anyone may administer."""
+    from games.arena import registry
+
+    problems = [problem for spec in registry.all_games()
+                if spec.listener_settings_problem and (problem := spec.listener_settings_problem())]
+    if problems:
+        raise CommandError("refusing to start: " + "; ".join(problems))
+
+
 class Command(BaseCommand):
     help = "Run the arena: web server, bot listeners and match runners."
 
@@ -187,6 +200,8 @@ class Command(BaseCommand):
         # A server started from a shell without job control inherits SIGINT as ignored, and
         # then neither Twisted nor asyncio would stop cleanly on Ctrl-C (or a test's SIGINT).
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        if role != "web":
+            refuse_unsafe_listeners()
         if not no_migrate:
             call_command("migrate", interactive=False, verbosity=0)
         if role == "arena":
