@@ -7,6 +7,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
 from django.db.models import Prefetch, Q
@@ -17,7 +18,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from games.arena import registry, tables
+from games.arena import registry, tables, throttle
 from games.arena.models import Match, RegisteredBot, Seat
 from games.arena.queries import PAGE_SIZE, FilterError, check_filters, finished_matches, page_number
 from games.arena.runner import table_group
@@ -350,13 +351,54 @@ def nickname(request):
     return redirect(target)
 
 
+def _address(request) -> str:
+    """The client's address (behind a proxy, Daphne's ``--proxy-headers`` makes it so)."""
+    return request.META.get("REMOTE_ADDR", "")
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page, with at most ``ARENA_LOGIN_FAILURES_PER_MINUTE`` failed logins a
+    minute per address and per username (:mod:`games.arena.throttle`).  The attempt is
+    counted before the password is checked, so a refused guess costs no password hash; it
+    is answered ``429`` with "Too many attempts; try again in N s"."""
+
+    def post(self, request, *args, **kwargs):
+        address, username = _address(request), request.POST.get("username", "")[:150].casefold()
+        wait = throttle.LOGIN_BY_ADDRESS.attempt(address)
+        if not wait:
+            wait = throttle.LOGIN_BY_USERNAME.attempt(username)
+            if wait:
+                throttle.LOGIN_BY_ADDRESS.refund(address)  # refused before any work
+        if wait:
+            form = self.form_class(request, initial={"username": request.POST.get("username", "")[:150]})
+            return self.render_to_response(self.get_context_data(form=form, throttled=_try_later(wait)),
+                                           status=429)
+        response = super().post(request, *args, **kwargs)
+        if request.user.is_authenticated:  # only failures count
+            throttle.LOGIN_BY_ADDRESS.refund(address)
+            throttle.LOGIN_BY_USERNAME.refund(username)
+        return response
+
+
+def _try_later(seconds: int) -> str:
+    return f"Too many attempts; try again in {seconds} s."
+
+
 def signup(request):
-    """Create an account and log in."""
+    """Create an account and log in: at most ``ARENA_SIGNUPS_PER_HOUR`` accounts an hour per
+    address (counted before the form is checked; past it ``429``, "Too many attempts; try
+    again in N s")."""
     form = UserCreationForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        user = form.save()
-        login(request, user)
-        return redirect("lobby")
+    if request.method == "POST":
+        wait = throttle.SIGNUP_BY_ADDRESS.attempt(_address(request))
+        if wait:
+            return render(request, "registration/signup.html",
+                          {"form": UserCreationForm(), "throttled": _try_later(wait)}, status=429)
+        if form.is_valid():
+            user = form.save()
+            login(request, user)
+            return redirect("lobby")
+        throttle.SIGNUP_BY_ADDRESS.refund(_address(request))  # no account made
     return render(request, "registration/signup.html", {"form": form})
 
 
