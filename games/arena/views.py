@@ -380,20 +380,23 @@ class LoginView(auth_views.LoginView):
         return response
 
 
-def _try_later(seconds: int) -> str:
-    return f"Too many attempts; try again in {seconds} s."
+def _try_later(seconds: int, what: str = "Too many attempts") -> str:
+    """``what`` and when to try again: seconds, or whole minutes from two minutes on."""
+    return f"{what}; try again in {seconds} s." if seconds < 120 else f"{what}; try again in {-(-seconds // 60)} min."
 
 
 def signup(request):
     """Create an account and log in: at most ``ARENA_SIGNUPS_PER_HOUR`` accounts an hour per
-    address (counted before the form is checked; past it ``429``, "Too many attempts; try
-    again in N s")."""
+    address (counted before the form is checked; past it ``429``, "Too many accounts were
+    created from your address; try again in N min")."""
     form = UserCreationForm(request.POST or None)
     if request.method == "POST":
         wait = throttle.SIGNUP_BY_ADDRESS.attempt(_address(request))
         if wait:
             return render(request, "registration/signup.html",
-                          {"form": UserCreationForm(), "throttled": _try_later(wait)}, status=429)
+                          {"form": UserCreationForm(),
+                           "throttled": _try_later(wait, "Too many accounts were created from your address")},
+                          status=429)
         if form.is_valid():
             user = form.save()
             login(request, user)
