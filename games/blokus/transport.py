@@ -468,9 +468,10 @@ def admin_password_problem(host: str, password: str) -> str | None:
         loopback = False
     if loopback:
         return None
+    where = repr(host) if host else "every interface"
     return (f"BLOKUS_ADMIN_PASSWORD is the official example password ({EXAMPLE_PASSWORD!r}) and the Blokus "
-            f"listener is bound to {repr(host) if host else 'every interface'}, not loopback: set BLOKUS_ADMIN_PASSWORD to "
-            "your own password, or to an empty value to switch the admin commands off")
+            f"listener is bound to {where}, not loopback: set BLOKUS_ADMIN_PASSWORD to your own password, "
+            "or to an empty value to switch the admin commands off")
 
 
 class GuessBackoff:
