@@ -6,6 +6,19 @@ import pytest
 from tests.serverproc import start_arena
 
 
+@pytest.fixture(autouse=True)
+def _fresh_local_cache():
+    """Each test starts with an empty local-memory cache, where the throttles count (logins,
+    signups, imports from the test client's one address): counts do not carry from one test
+    to the next.  A shared cache (Redis) is left alone."""
+    from django.core.cache import caches
+    from django.core.cache.backends.locmem import LocMemCache
+
+    if isinstance(caches["default"], LocMemCache):
+        caches["default"].clear()
+    yield
+
+
 @pytest.fixture
 def arena_factory():
     """``arena_factory(env={...}, role="all")`` starts servers; all are stopped afterwards."""

@@ -767,5 +767,34 @@ def test_malformed_and_hostile_files_are_refused(text, complaint):
 def test_oversized_files_are_refused_before_parsing():
     with pytest.raises(ValueError, match="larger than"):
         protocol.import_replay("<protocol>" + " " * (protocol.MAX_REPLAY_CHARS + 1) + "</protocol>")
-    with pytest.raises(ValueError, match="more than"):
-        protocol.import_replay("<protocol>" + "<x/>" * (protocol.MAX_REPLAY_ELEMENTS + 1) + "</protocol>")
+
+
+def error_rooms(rooms: int, children: int) -> str:
+    """A file of ``rooms`` error messages (skipped by the import) of ``children`` elements."""
+    room = '<room roomId="r"><data class="error">' + "<x/>" * children + "</data></room>"
+    return "<protocol>" + room * rooms + "</protocol>"
+
+
+@pytest.mark.parametrize("text, complaint", [
+    ("<protocol><room>" + "<x/>" * protocol.MAX_ROOM_ELEMENTS + "</room></protocol>",
+     f"message 1 has more than {protocol.MAX_ROOM_ELEMENTS} elements"),
+    (error_rooms(protocol.MAX_REPLAY_MESSAGES + 1, 0), f"more than {protocol.MAX_REPLAY_MESSAGES} messages"),
+    (error_rooms(protocol.MAX_REPLAY_ELEMENTS // 900 + 1, 897), f"more than {protocol.MAX_REPLAY_ELEMENTS} elements"),
+])
+def test_files_past_a_real_replays_bounds_are_refused_while_read(text, complaint):
+    """A real game has at most 109 mementos of at most about 500 elements: a message, a file
+    of messages or of elements far past that is refused as soon as the bound is passed."""
+    with pytest.raises(ValueError, match=re.escape(complaint)):
+        protocol.import_replay(text)
+
+
+@pytest.mark.parametrize("variant", ["2021", "2027"])
+def test_a_long_game_is_well_within_the_replay_bounds(variant):
+    """Our longest-playing bots' game: its file has room to spare under every bound."""
+    state, steps = played(variant, 3)
+    text = protocol.export_replay({"variant": variant}, 3, steps, ["A", "B"])
+    rooms = etree.fromstring(text.encode())
+    assert len(rooms) * 3 < protocol.MAX_REPLAY_MESSAGES
+    assert sum(1 for _ in rooms.iter()) * 3 < protocol.MAX_REPLAY_ELEMENTS
+    assert max(sum(1 for _ in room.iter()) for room in rooms) * 2 < protocol.MAX_ROOM_ELEMENTS
+    assert protocol.import_replay(text)["steps"] == steps

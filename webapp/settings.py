@@ -218,8 +218,16 @@ ARENA = {
     # password (games/arena/throttle.py: counted in CACHES, shared when REDIS_URL is set).
     "LOGIN_FAILURES_PER_MINUTE": env_int("ARENA_LOGIN_FAILURES_PER_MINUTE", 5),
     "SIGNUPS_PER_HOUR": env_int("ARENA_SIGNUPS_PER_HOUR", 10),
-    # Tables one user (or, for guests, one address) may create a minute (against table spam).
+    # Tables and matches created a minute per address and per user, whichever door they come
+    # through (create-table form, "Play a bot now", log imports): fresh accounts from one
+    # address share its budget.
     "TABLES_PER_MINUTE": env_int("ARENA_TABLES_PER_MINUTE", 10),
+    # Log imports tried a minute per address and per user (within TABLES_PER_MINUTE; refused
+    # files count too, as reading one is the cost), and imports read at once per web process
+    # (past it the page answers 503 "busy" after waiting IMPORT_WAIT seconds).
+    "IMPORTS_PER_MINUTE": env_int("ARENA_IMPORTS_PER_MINUTE", 3),
+    "IMPORTS_IN_FLIGHT": env_int("ARENA_IMPORTS_IN_FLIGHT", 2),
+    "IMPORT_WAIT": env_float("ARENA_IMPORT_WAIT", 5.0),
     # Runners keep the rules state every this many steps, stored with the finished match so a
     # replay page re-runs at most this many steps, wherever it is in the match.
     "SNAPSHOT_EVERY": env_int("ARENA_SNAPSHOT_EVERY", 500),

@@ -11,7 +11,9 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from games.arena import registry
@@ -80,8 +82,8 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     ``"registered:<id>"`` (a bot the server calls over HTTP, for games that have them; only
     one :func:`may_seat` allows ``sitter`` to seat); their number must match the game's seat count for ``config``.  Raises ``ValueError`` with
     a message for the form on a bad configuration (outside the form's bounds, see
-    :meth:`GameSpec.table_config`) or seat list.  ``creator_key`` (``"user:<id>"`` or
-    ``"ip:<address>"``) is kept for the per-minute creation limit (:func:`tables_created_lately`).
+    :meth:`GameSpec.table_config`) or seat list.  ``creator_key`` (``"ip:<address>"``) and
+    ``sitter``'s user are kept for the per-minute creation limit (:func:`creation_refused`).
     ``omniscient``: the creator asks that spectators of a bots-only table see hands that are no
     longer current (``State.revealed_observation``); never an automatic table.
     """
@@ -140,10 +142,28 @@ def create_bot_table(game: str, sitter: Sitter, *, creator_key: str = "") -> Mat
     return create_table(game, config, choices, sitter, creator_key=creator_key)
 
 
-def tables_created_lately(creator_key: str, seconds: float = 60.0) -> int:
-    """Tables ``creator_key`` created in the last ``seconds`` (for the per-minute limit)."""
+def tables_created_lately(creator_key: str, user_id: int | None = None, seconds: float = 60.0) -> int:
+    """Tables and matches (imports too) created in the last ``seconds`` from ``creator_key``
+    (``"ip:<address>"``) or by user ``user_id``: the per-minute limit counts an address and
+    a user, so fresh accounts from one address share its budget, and a user's budget
+    follows them from address to address."""
     since = timezone.now() - timedelta(seconds=seconds)
-    return Match.objects.filter(creator_key=creator_key, created_at__gte=since).count()
+    made_by = Q(creator_key=creator_key)
+    if user_id is not None:
+        made_by |= Q(created_by_id=user_id)
+    return Match.objects.filter(made_by, created_at__gte=since).count()
+
+
+def creation_refused(creator_key: str, user_id: int | None = None) -> str | None:
+    """Why ``creator_key`` (``"ip:<address>"``) or user ``user_id`` may not create a table or
+    a match now, or None: at most ``ARENA_TABLES_PER_MINUTE`` a minute between them
+    (:func:`tables_created_lately`), through whichever door (the create-table form, "Play a
+    bot now", a log import)."""
+    limit = settings.ARENA["TABLES_PER_MINUTE"]
+    if tables_created_lately(creator_key, user_id) < limit:
+        return None
+    return (f"You have created {limit} table{'s' if limit != 1 else ''} in the last minute: "
+            "wait a moment before creating another.")
 
 
 def join_seat(match_id: int, index: int, sitter: Sitter) -> str | None:

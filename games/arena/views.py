@@ -40,11 +40,10 @@ def sitter_for(request) -> tables.Sitter | None:
 
 
 def creator_key(request) -> str:
-    """Who creates a table, for the per-minute limit: ``"user:<id>"`` for a
-    logged-in user, else ``"ip:<address>"`` (guests can get a new session at will, not a new
-    address; behind a proxy, Daphne's ``--proxy-headers`` makes this the client's address)."""
-    if request.user.is_authenticated:
-        return f"user:{request.user.pk}"
+    """Where a table comes from, for the per-minute limit: ``"ip:<address>"``, for guests and
+    users alike (a guest can get a new session at will and anyone a new account, not a new
+    address; behind a proxy, Daphne's ``--proxy-headers`` makes this the client's address).
+    A user's tables are counted by the user too (``Match.created_by``)."""
     return f"ip:{request.META.get('REMOTE_ADDR', '')}"
 
 
@@ -56,14 +55,11 @@ def _take_nickname(request) -> None:
             request.session[NICKNAME_KEY] = name
 
 
-def _creation_refused(creator: str) -> str | None:
-    """Why ``creator`` (:func:`creator_key`) may not create a table now, or None: at most
-    ``ARENA_TABLES_PER_MINUTE`` a minute, whether from the form or "Play a bot now"."""
-    limit = settings.ARENA["TABLES_PER_MINUTE"]
-    if tables.tables_created_lately(creator) < limit:
-        return None
-    return (f"You have created {limit} table{'s' if limit != 1 else ''} in the last minute: "
-            "wait a moment before creating another.")
+def creation_refused(request) -> str | None:
+    """Why this visitor may not create a table now, or None: at most
+    ``ARENA_TABLES_PER_MINUTE`` a minute per address and per user, whether from the form,
+    "Play a bot now" or an import (:func:`games.arena.tables.creation_refused`)."""
+    return tables.creation_refused(creator_key(request), request.user.pk if request.user.is_authenticated else None)
 
 
 def _announce(match_id: int) -> None:
@@ -176,7 +172,7 @@ def play_bot(request, game: str):
             messages.error(request, "A nickname needs at least one visible character.")
         return redirect(f"{reverse('lobby')}?play={spec.slug}#nickname")
     creator = creator_key(request)
-    refused = _creation_refused(creator)
+    refused = creation_refused(request)
     if refused:
         messages.error(request, refused)
         return redirect(f"{reverse('lobby')}#game-{spec.slug}")
@@ -227,7 +223,7 @@ def create_table(request, game: str):
         choices = [request.POST.get(f"seat{i}", default_other) for i in range(max_seats)]
         creator = creator_key(request)
         if error is None:
-            error = _creation_refused(creator)
+            error = creation_refused(request)
         if error is None:
             try:
                 config = spec.table_config(values)

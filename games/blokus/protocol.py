@@ -52,6 +52,7 @@ from __future__ import annotations
 import functools
 import re
 import uuid
+from copy import deepcopy
 from typing import Iterable, Mapping, Sequence
 
 from lxml import etree
@@ -565,13 +566,21 @@ def _parse_piece(piece) -> list:
 
 # --- replay files ----------------------------------------------------------------------------
 
-#: Largest replay file read (characters), elements in it, and element depth.
+#: Largest replay file read (characters).  A real game's file is under 1 MB.
 MAX_REPLAY_CHARS = 8 * 1024 * 1024
-MAX_REPLAY_ELEMENTS = 300_000
+#: Elements in one message (``<room>``) at most: a memento holds at most 400 board fields,
+#: 84 unplaced shapes and about 20 others (a finished game's last memento, about 330).
+MAX_ROOM_ELEMENTS = 1000
+#: Room messages (mementos, the result, errors) in one replay at most: a game has at most
+#: 4 * (ROUND_LIMIT + 2) = 108 turns, so at most 109 mementos; the rest is margin for the
+#: repeats a paused game sends.
+MAX_REPLAY_MESSAGES = 500
+#: Elements in the whole file at most: a real game's file has 15,000 to 17,000 (109 full
+#: mementos could not pass 56,000).
+MAX_REPLAY_ELEMENTS = 100_000
 MAX_REPLAY_DEPTH = 16
-#: Room messages (mementos and the result) in one replay at most: a game has at most
-#: 4 * 26 turns, plus repeats (a paused game sends its state again).
-MAX_REPLAY_MESSAGES = 1000
+#: Characters fed to the XML parser at a time (what it may read ahead of the message in hand).
+_REPLAY_CHUNK = 16 * 1024
 
 
 def _replay_room_id(config: Mapping, seed: int) -> str:
@@ -610,37 +619,54 @@ def export_replay(config: Mapping, seed: int, steps: Sequence[tuple[int, Action]
     return "".join(parts)
 
 
-def _parse_replay_xml(text: str):
-    """The replay's root element, read with entities, DTDs and the network off and size,
-    element count and depth bounded.  Raises ``ValueError``."""
+def _replay_rooms(text: str):
+    """The replay's top-level messages one at a time, as ``(number, element)`` from 1, read
+    incrementally with entities, DTDs and the network off.  Each message is freed once the
+    caller has taken the next, so memory holds one message's elements, not the file's.
+    Bounds: :data:`MAX_REPLAY_CHARS`, :data:`MAX_REPLAY_DEPTH`, :data:`MAX_ROOM_ELEMENTS`,
+    :data:`MAX_REPLAY_MESSAGES`, :data:`MAX_REPLAY_ELEMENTS`, each counted as elements start,
+    before they are kept.  Raises ``ValueError`` (not XML, a DOCTYPE, a root other than
+    ``<protocol>``, a bound exceeded)."""
     if len(text) > MAX_REPLAY_CHARS:
         raise ValueError(f"the file is larger than {MAX_REPLAY_CHARS // (1024 * 1024)} MiB")
     parser = etree.XMLPullParser(events=("start", "end"), resolve_entities=False, no_network=True,
                                  load_dtd=False, huge_tree=False, remove_comments=True, remove_pis=True)
-    depth = count = 0
-    chunk = 64 * 1024
-    data = text.encode("utf-8")
+    depth = count = in_message = messages = 0
     try:
-        for offset in range(0, len(data) or 1, chunk):
-            parser.feed(data[offset:offset + chunk])
-            for event, _ in parser.read_events():
-                if event == "start":
-                    depth += 1
-                    count += 1
-                    if depth > MAX_REPLAY_DEPTH:
-                        raise ValueError(f"elements are nested deeper than {MAX_REPLAY_DEPTH} levels")
-                    if count > MAX_REPLAY_ELEMENTS:
-                        raise ValueError(f"the file has more than {MAX_REPLAY_ELEMENTS} elements")
-                else:
+        for offset in range(0, len(text) or 1, _REPLAY_CHUNK):
+            parser.feed(text[offset:offset + _REPLAY_CHUNK])
+            for event, element in parser.read_events():
+                if event == "end":
                     depth -= 1
-        root = parser.close()
+                    if depth == 1:
+                        yield messages, element
+                        # Free this message and any before it (the parser may still refer
+                        # to the element itself, so it stays, empty).
+                        element.clear(keep_tail=False)
+                        while element.getprevious() is not None:
+                            del element.getparent()[0]
+                    continue
+                depth += 1
+                count += 1
+                in_message += 1
+                if depth == 1:
+                    if element.getroottree().docinfo.doctype:
+                        raise ValueError("a replay file has no DOCTYPE")
+                    if element.tag != "protocol":
+                        raise ValueError(f"a replay file starts with <protocol>, not <{str(element.tag)[:40]}>")
+                elif depth == 2:
+                    messages, in_message = messages + 1, 1
+                    if messages > MAX_REPLAY_MESSAGES:
+                        raise ValueError(f"the file has more than {MAX_REPLAY_MESSAGES} messages")
+                if depth > MAX_REPLAY_DEPTH:
+                    raise ValueError(f"elements are nested deeper than {MAX_REPLAY_DEPTH} levels")
+                if in_message > MAX_ROOM_ELEMENTS:
+                    raise ValueError(f"message {messages} has more than {MAX_ROOM_ELEMENTS} elements")
+                if count > MAX_REPLAY_ELEMENTS:
+                    raise ValueError(f"the file has more than {MAX_REPLAY_ELEMENTS} elements")
+        parser.close()
     except etree.XMLSyntaxError as exc:
         raise ValueError(f"not well-formed XML: {exc}") from None
-    if root.getroottree().docinfo.doctype:
-        raise ValueError("a replay file has no DOCTYPE")
-    if root.tag != "protocol":
-        raise ValueError(f"a replay file starts with <protocol>, not <{str(root.tag)[:40]}>")
-    return root
 
 
 def _child(element, tag: str):
@@ -791,6 +817,46 @@ def infer_last_move(state, points: Sequence[int]) -> Action | None:
     return found[0] if found else None
 
 
+def _start_of(first: dict) -> tuple[dict, object]:
+    """``(config, state)``: the configuration and the rules' state at the start of the game
+    memento ``first`` shows, checked against it.  Raises ``ValueError`` if it is not a
+    game's first state."""
+    if first["turn"] != 0 or first["last_move"] is not None:
+        raise ValueError("the first memento must be the start of the game (turn 0, no lastMove)")
+    try:
+        config = rules.normalize_config({"variant": first["variant"], "start_piece": first["start_piece"]})
+    except ValueError as exc:
+        raise ValueError(f"memento 1: {exc}") from None
+    state = rules.new_state(config, 0)
+    _check_memento(state, first, 1)
+    return config, state
+
+
+def _follow(state, steps: list, first: dict, previous: dict, memento: dict, number: int) -> dict:
+    """Apply the move memento ``number`` shows after ``previous`` to ``state`` (appending it to
+    ``steps``) and check the memento against the rules' replay; returns the memento to compare
+    the next one with.  A repeat of ``previous`` (a paused game sends its state again) is
+    skipped.  Raises ``ValueError`` naming the memento."""
+    if memento["variant"] != first["variant"] or memento["start_piece"] != first["start_piece"]:
+        raise ValueError(f"memento {number}: variant or start piece changes within the game")
+    if (memento["turn"], memento["board"], memento["last_move"]) == (
+            previous["turn"], previous["board"], previous["last_move"]):
+        return previous
+    action = memento["last_move"]
+    if action is None:
+        raise ValueError(f"memento {number}: no lastMove after turn 0")
+    if state.is_terminal():
+        raise ValueError(f"memento {number}: the game was already over")
+    seat = COLORS.index(action[1]) % 2
+    try:
+        state.apply({seat: action})
+    except ValueError as exc:
+        raise ValueError(f"memento {number}: {action!r} does not replay: {exc}") from None
+    steps.append((seat, action))
+    _check_memento(state, memento, number)
+    return memento
+
+
 def import_replay(text: str) -> dict:
     """A replay file, ours or the official server's (2021 or 2027), as a match to store:
     ``{"config": {"variant", "start_piece"}, "steps": [(seat, action)], "names": [2 str] |
@@ -798,66 +864,43 @@ def import_replay(text: str) -> dict:
 
     Moves come from consecutive mementos' ``lastMove`` (a repeated memento, as a paused game
     sends, is skipped); every memento is checked against the rules' replay (turn, board,
-    unplaced pieces, valid colours).  A game the result ends with a rule violation, timeout or
-    departure gets that forfeit as its last step.  When the game-ending move has no memento
-    (the 2021 server sends none), it is recovered if exactly one legal move ends the game with
-    the result's points; otherwise the match is stored as it stands (incomplete).  Raises
-    ``ValueError`` saying what is wrong: not XML, bounds exceeded, unknown elements or values,
-    a memento or result inconsistent with the rules."""
-    root = _parse_replay_xml(text)
-    mementos, result_data = [], None
-    for number, room in enumerate(root.iterchildren(), 1):
+    unplaced pieces, valid colours) as it is read, and only the moves are kept (memory in
+    proportion to the game, whatever the file holds).  A game the result ends with a rule
+    violation, timeout or departure gets that forfeit as its last step.  When the
+    game-ending move has no memento (the 2021 server sends none), it is recovered if exactly
+    one legal move ends the game with the result's points; otherwise the match is stored as
+    it stands (incomplete).  Raises ``ValueError`` saying what is wrong: not XML, bounds
+    exceeded (:func:`_replay_rooms`), unknown elements or values, a memento or result
+    inconsistent with the rules."""
+    first = previous = config = state = result_data = None
+    steps: list[tuple[int, Action]] = []
+    mementos = 0
+    for number, room in _replay_rooms(text):
         if not isinstance(room.tag, str):
             continue
         if room.tag != "room":
             raise ValueError(f"message {number}: expected <room>, got <{room.tag[:40]}>")
-        if number > MAX_REPLAY_MESSAGES:
-            raise ValueError(f"the file has more than {MAX_REPLAY_MESSAGES} messages")
         data = _child(room, "data")
         cls = data.get("class")
         if cls == "memento":
-            mementos.append(_read_memento(_child(data, "state"), len(mementos) + 1))
+            mementos += 1
+            memento = _read_memento(_child(data, "state"), mementos)
+            if first is None:
+                first = previous = memento
+                config, state = _start_of(first)
+            else:
+                previous = _follow(state, steps, first, previous, memento, mementos)
         elif cls == "result":
             if result_data is not None:
                 raise ValueError("the file has two results")
-            result_data = data
+            result_data = deepcopy(data)  # read once the variant is known; at most MAX_ROOM_ELEMENTS
         elif cls in ("error", "paused", "welcomeMessage") or cls in _MOVE_REQUEST.values():
             continue  # not part of the game's course
         else:
             raise ValueError(f"message {number}: unknown data class {str(cls)[:60]!r}")
-    if not mementos:
+    if first is None:
         raise ValueError("the file has no memento (no <data class=\"memento\">)")
-    first = mementos[0]
-    if first["turn"] != 0 or first["last_move"] is not None:
-        raise ValueError("the first memento must be the start of the game (turn 0, no lastMove)")
     variant = first["variant"]
-    try:
-        config = rules.normalize_config({"variant": variant, "start_piece": first["start_piece"]})
-    except ValueError as exc:
-        raise ValueError(f"memento 1: {exc}") from None
-    state = rules.new_state(config, 0)
-    _check_memento(state, first, 1)
-    steps: list[tuple[int, Action]] = []
-    previous = first
-    for number, memento in enumerate(mementos[1:], 2):
-        if memento["variant"] != variant or memento["start_piece"] != first["start_piece"]:
-            raise ValueError(f"memento {number}: variant or start piece changes within the game")
-        if (memento["turn"], memento["board"], memento["last_move"]) == (
-                previous["turn"], previous["board"], previous["last_move"]):
-            continue
-        action = memento["last_move"]
-        if action is None:
-            raise ValueError(f"memento {number}: no lastMove after turn 0")
-        if state.is_terminal():
-            raise ValueError(f"memento {number}: the game was already over")
-        seat = COLORS.index(action[1]) % 2
-        try:
-            state.apply({seat: action})
-        except ValueError as exc:
-            raise ValueError(f"memento {number}: {action!r} does not replay: {exc}") from None
-        steps.append((seat, action))
-        _check_memento(state, memento, number)
-        previous = memento
     final = _read_result(result_data, variant) if result_data is not None else None
     if final is not None and not state.is_terminal():
         offenders = [s for s in (0, 1) if final["causes"][s] != "REGULAR"]

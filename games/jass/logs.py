@@ -15,6 +15,11 @@ from games.jass import protocol, rules
 
 #: Games (deals) one imported file may hold.
 MAX_IMPORTED_DEALS = rules.MAX_DEALS
+#: JSON arrays and objects one imported file may hold: a game's log has about 33 (hands,
+#: tricks, cards), so a file of MAX_IMPORTED_DEALS games about 33,000.  Counted before any
+#: parsing as the brackets that open them (those inside strings too, so never fewer): parsed,
+#: 5 MB of ``[],`` would be 1.7 million lists, about 100 MB.
+MAX_CONTAINERS = 100_000
 
 
 def export_log(state: rules.JassState, deal: int | None = None) -> str:
@@ -47,10 +52,14 @@ def read_file(text: str) -> tuple[list[dict], list | None, datetime | None, dict
     """Read a log file in any of the accepted shapes: kit JSON lines, one seed-format game,
     or a JSON array of them.  Returns (deal records, player names or ids or None, date or
     None, the settings of :data:`CARRIED_SETTINGS` the file carries).  Raises
-    :class:`ProtocolError` naming the line or game that is wrong."""
+    :class:`ProtocolError` naming the line or game that is wrong, or for more than
+    :data:`MAX_CONTAINERS` arrays and objects."""
     stripped = text.strip()
     if not stripped:
         raise ProtocolError("the file is empty")
+    if stripped.count("[") + stripped.count("{") > MAX_CONTAINERS:
+        raise ProtocolError(f"the file has more than {MAX_CONTAINERS} JSON arrays and objects "
+                            f"(a log of {MAX_IMPORTED_DEALS} games has about 33,000)")
     records, player_ids, date, settings = [], None, None, {}
     try:
         whole = json.loads(stripped)
