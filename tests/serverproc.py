@@ -21,10 +21,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for_port(port: int, timeout: float = 30.0) -> None:
-    """Block until something accepts connections on 127.0.0.1:``port``; raise on timeout."""
+def wait_for_port(port: int, timeout: float = 30.0, proc: subprocess.Popen | None = None) -> None:
+    """Block until something accepts connections on 127.0.0.1:``port``; raise ``TimeoutError``
+    on timeout, or at once when ``proc`` (the server that should listen) has exited."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise TimeoutError(f"the server exited ({proc.returncode}) before listening on {port}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return
@@ -83,8 +86,23 @@ def start_arena(role: str = "all", env: dict | None = None, data_dir: Path | Non
     """Start ``manage.py serve --role ROLE`` and wait until its ports accept connections.
 
     ``env`` overrides settings (e.g. ``ARENA_HUMAN_DEADLINE``); by default the database is a
-    fresh SQLite file in ``data_dir`` and the channel layer in memory.
+    fresh SQLite file in ``data_dir`` and the channel layer in memory.  Ports left to it are
+    free ones; one taken between choosing and listening (another program's connection got it
+    as its own port) makes it try again with new ones, up to three times.
     """
+    for attempt in range(3):
+        try:
+            return _start_once(role, env, data_dir, http_port, liars_dice_port, blokus_port)
+        except PortTaken:
+            if attempt == 2 or (http_port and liars_dice_port and blokus_port):
+                raise
+
+
+class PortTaken(RuntimeError):
+    """The server could not listen: a port chosen for it was taken in the meantime."""
+
+
+def _start_once(role, env, data_dir, http_port, liars_dice_port, blokus_port) -> ArenaProcess:
     data_dir = Path(data_dir or tempfile.mkdtemp(prefix="arena-test-"))
     http_port = http_port or free_port()
     liars_dice_port = liars_dice_port or free_port()
@@ -101,11 +119,12 @@ def start_arena(role: str = "all", env: dict | None = None, data_dir: Path | Non
     arena = ArenaProcess(proc, http_port, liars_dice_port, data_dir, log_path, full_env, blokus_port)
     try:
         if role in ("all", "web"):
-            wait_for_port(http_port)
+            wait_for_port(http_port, proc=proc)
         if role in ("all", "arena"):
-            wait_for_port(liars_dice_port)
-            wait_for_port(blokus_port)
+            wait_for_port(liars_dice_port, proc=proc)
+            wait_for_port(blokus_port, proc=proc)
     except TimeoutError:
         arena.stop()
-        raise RuntimeError("server did not start:\n" + arena.log())
+        error = PortTaken if "Address already in use" in arena.log() else RuntimeError
+        raise error("server did not start:\n" + arena.log())
     return arena
