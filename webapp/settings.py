@@ -248,6 +248,25 @@ ARENA = {
     # Bounds for untrusted input.
     "MAX_LINE_BYTES": env_int("ARENA_MAX_LINE_BYTES", 64 * 1024),
     "MAX_CONNECTIONS": env_int("ARENA_MAX_CONNECTIONS", 5000),
+    # Admission at every bot port, per address (IPv6: per /64): connections held at once and
+    # opened a second, so that one address can neither fill MAX_CONNECTIONS nor keep the
+    # seating busy by reconnecting.  Addresses in ARENA_ADMISSION_EXEMPT (comma-separated
+    # addresses or networks, "loopback" for 127.0.0.0/8 and ::1; "" for none) are not counted:
+    # by default loopback, so a local tournament can run hundreds of bots from one machine.
+    "MAX_CONNECTIONS_PER_ADDRESS": env_int("ARENA_MAX_CONNECTIONS_PER_ADDRESS", 32),
+    "CONNECTIONS_PER_S_PER_ADDRESS": env_float("ARENA_CONNECTIONS_PER_S_PER_ADDRESS", 10.0),
+    "ADMISSION_EXEMPT": os.environ.get("ARENA_ADMISSION_EXEMPT", "loopback"),
+    # Seconds a bot connection has for its first valid message (a Blokus join or authenticate;
+    # a Liar's Dice name line, though a Liar's Dice bot that sends nothing at all is seated
+    # after LIARS_DICE_SEAT_SILENT_AFTER, as the reference seats nameless bots), and for
+    # finishing a message it has begun (a client sending a byte now and then is closed).
+    "FIRST_MESSAGE_TIMEOUT": env_float("ARENA_FIRST_MESSAGE_TIMEOUT", 10.0),
+    "MESSAGE_TIMEOUT": env_float("ARENA_MESSAGE_TIMEOUT", 10.0),
+    "LIARS_DICE_SEAT_SILENT_AFTER": env_float("LIARS_DICE_SEAT_SILENT_AFTER", 1.0),
+    # Connected bots waiting to be seated at once (each a small task; one at a time takes
+    # database steps behind one lock); past it a bot is refused with a message rather than
+    # queued.  Large enough for a local tournament whose bots all connect in the same second.
+    "MAX_PENDING_SEATINGS": env_int("ARENA_MAX_PENDING_SEATINGS", 2000),
     # Each bot connection's share of the loop (so a flooder cannot starve matches): lines it
     # may send per second on average and at once (a token bucket; past it the server stops
     # reading from it for a while), and bad lines (unparseable, too long, unasked) before it

@@ -42,6 +42,7 @@ import logging
 import time
 
 from asgiref.sync import sync_to_async
+from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
@@ -122,6 +123,21 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
             self.ack_watch.cancel()
         for group in getattr(self, "groups_joined", []):
             await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def send(self, text_data=None, bytes_data=None, close=False):
+        """Send, unless this socket is closing.  Once we closed it, or the browser began its
+        closing handshake (Daphne raises autobahn's ``Disconnected`` then, before our
+        ``disconnect`` runs), a view or table update for it is dropped, not a traceback in the
+        server log."""
+        if self.closing:
+            return
+        try:
+            await super().send(text_data, bytes_data, close)
+        except Disconnected:
+            self.closing = True
+
+    async def send_json(self, content, close=False):
+        await self.send(text_data=await self.encode_json(content), close=close)
 
     async def _close(self, code: int, reason: str) -> None:
         """Close the connection once (frames already on their way are then ignored)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections import deque
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
@@ -44,6 +45,11 @@ def over_message(status: str, reason: str | None) -> dict:
     return {"type": "match.over", "status": str(status), "reason": reason, "notice": end_notice(status, reason)}
 
 
+class SeatingBusy(LookupError):
+    """Too many connected bots are waiting to be seated at once (``ARENA_MAX_PENDING_SEATINGS``):
+    this one is refused rather than queued behind them."""
+
+
 class Arena:
     """Owns every running match of this process.  ``start()`` then, at shutdown, ``stop()``."""
 
@@ -56,7 +62,11 @@ class Arena:
         #: Protocol bots seated at tables that have not started: seat id -> endpoint.
         self.waiting: dict[int, SeatEndpoint] = {}
         self.listeners: list = []
-        self._seating = asyncio.Lock()
+        #: Bots waiting to be seated: (endpoint, work, future), taken by one worker task; past
+        #: the bound new ones are refused, so a burst of connections cannot queue without end.
+        self._seat_queue: deque = deque()
+        self._seat_worker: asyncio.Task | None = None
+        self.max_pending_seatings: int = settings.ARENA["MAX_PENDING_SEATINGS"]
         self._background: list[asyncio.Task] = []
         self.server_times: list[float] | None = None  # benchmarks switch this on
         self.started = asyncio.Event()
@@ -118,41 +128,101 @@ class Arena:
         log.info("arena stopped; %d running match(es) marked aborted", len(tasks))
 
     # --- seating ----------------------------------------------------------------------------
-    async def seat_bot(self, game: str, endpoint: SeatEndpoint, config: dict | None = None) -> int:
+    # Connected bots are seated one at a time (each seating is a few database steps that must
+    # not interleave: two bots could claim the same seat) by one worker that takes them from
+    # a bounded queue.  A bot that hung up while it waited is dropped from the queue without
+    # a database step; the worker skips any number of those in one go, where waiters on a
+    # lock would each have needed a turn of the loop (a reconnect flood then outran them).
+
+    async def _queued(self, endpoint: SeatEndpoint, work):
+        """Run ``await work()`` in the seating worker once ``endpoint``'s turn comes; its
+        result, or None if the endpoint is gone by then (nothing done).  Raises
+        :class:`SeatingBusy` when ``ARENA_MAX_PENDING_SEATINGS`` wait already."""
+        if endpoint.gone:
+            return None
+        if len(self._seat_queue) >= self.max_pending_seatings:
+            raise SeatingBusy(f"{len(self._seat_queue)} bots are waiting to be seated")
+        done = asyncio.get_running_loop().create_future()
+        self._seat_queue.append((endpoint, work, done))
+        if self._seat_worker is None or self._seat_worker.done():
+            self._seat_worker = asyncio.get_running_loop().create_task(self._seat_loop(), name="arena-seating")
+        return await done
+
+    async def _seat_loop(self) -> None:
+        queue = self._seat_queue
+        while queue:
+            endpoint, work, done = queue.popleft()
+            if done.done():  # its caller gave up
+                continue
+            if endpoint.gone:  # hung up while it waited: no database work for it
+                done.set_result(None)
+                continue
+            try:
+                result = await work()
+            except Exception as exc:  # the caller's to handle (e.g. no open seat: LookupError)
+                if not done.done():
+                    done.set_exception(exc)
+            else:
+                if not done.done():
+                    done.set_result(result)
+
+    @property
+    def seatings_pending(self) -> int:
+        """Bots waiting to be seated (tests, benchmarks)."""
+        return len(self._seat_queue)
+
+    async def seat_bot(self, game: str, endpoint: SeatEndpoint, config: dict | None = None) -> int | None:
         """Seat a bot that connected on ``game``'s port: the oldest open bot seat at a table
         whose configuration has ``config``'s values (e.g. ``{"variant": "2027"}``), else an
         automatic table with the server's default configuration updated with ``config``.
-        Returns the seat id."""
+        Returns the seat id, or None when the bot hung up before its turn came (then nothing
+        was written).  Raises :class:`SeatingBusy` when too many wait already."""
         spec = registry.get(game)
-        async with self._seating:
-            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config)
-            if seat is None:
-                auto = {**spec.auto_config(), **(config or {})}
-                choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto))
-                # Never the "every hand" view: nobody asked for it, and the bots seated here
-                # could watch their own match.
-                await sync_to_async(tables.create_table)(game, auto, choices, None, auto=True)
-                seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config)
-            if endpoint.gone:  # hung up while we looked for a seat
-                await sync_to_async(tables.free_bot_seat)(seat.pk)
-                return seat.pk
-            self.waiting[seat.pk] = endpoint
-        log.info("%s bot %s took seat %d of match %d", game, endpoint.display_name, seat.index, seat.match_id)
-        await self._table_changed(seat.match_id)
+        seat = await self._queued(endpoint, lambda: self._claim(game, spec, endpoint, config))
+        if seat is None:
+            return None
+        if seat.pk in self.waiting:
+            log.info("%s bot %s took seat %d of match %d", game, endpoint.display_name, seat.index, seat.match_id)
+            await self._table_changed(seat.match_id)
         return seat.pk
 
-    async def seat_bot_in(self, game: str, match_id: int, endpoint: SeatEndpoint) -> int:
+    async def _claim(self, game: str, spec, endpoint: SeatEndpoint, config: dict | None):
+        """Claim the seat (see :meth:`seat_bot`); the seat, in :attr:`waiting` unless the bot
+        hung up meanwhile (then freed again)."""
+        seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config)
+        if seat is None:
+            auto = {**spec.auto_config(), **(config or {})}
+            choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto))
+            # Never the "every hand" view: nobody asked for it, and the bots seated here
+            # could watch their own match.
+            await sync_to_async(tables.create_table)(game, auto, choices, None, auto=True)
+            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config)
+        if endpoint.gone:  # hung up while we looked for a seat
+            await sync_to_async(tables.free_bot_seat)(seat.pk)
+        else:
+            self.waiting[seat.pk] = endpoint
+        return seat
+
+    async def seat_bot_in(self, game: str, match_id: int, endpoint: SeatEndpoint) -> int | None:
         """Seat a bot at an open bot seat of table ``match_id`` (a protocol's "join this
-        room").  Returns the seat id; raises ``LookupError`` with a message if there is none."""
-        async with self._seating:
+        room").  Returns the seat id (None if the bot hung up before its turn came); raises
+        ``LookupError`` with a message if there is none, :class:`SeatingBusy` when too many
+        bots wait to be seated."""
+        async def claim():
             seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, None, match_id)
             if seat is None:
                 raise LookupError(f"room {match_id} has no open seat for a bot")
             if endpoint.gone:
                 await sync_to_async(tables.free_bot_seat)(seat.pk)
-                return seat.pk
-            self.waiting[seat.pk] = endpoint
-        await self._table_changed(match_id)
+            else:
+                self.waiting[seat.pk] = endpoint
+            return seat
+
+        seat = await self._queued(endpoint, claim)
+        if seat is None:
+            return None
+        if seat.pk in self.waiting:
+            await self._table_changed(match_id)
         return seat.pk
 
     # --- prepared tables (an organiser's reservations), watching, pause, step, cancel ---------

@@ -7,11 +7,20 @@ bot cannot starve the other matches): a token bucket of lines per second; a conn
 it is not read from until it has a token again, so the kernel's buffers fill up and the
 client waits, not the loop.
 :func:`start_line_server` runs the listener.
+
+Admission, for every bot port (:class:`Admission`, :class:`Deadlines`): connections held and
+opened per second per address, a deadline for a connection's first valid message and one for
+each message once it has begun, so that neither a reconnecting nor an idle client can keep
+honest bots out.  Nothing costly (a database step, a seat) is done for a connection before
+its handler says it has spoken (:meth:`BotConnection.spoke`).
 """
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
+import time
+from dataclasses import dataclass
 from typing import Callable, Protocol
 
 from games.arena.limits import TokenBucket
@@ -20,6 +29,123 @@ log = logging.getLogger("arena.transport")
 
 #: A bot that does not read what we send is dropped once this much is waiting for it.
 MAX_WRITE_BUFFER = 1 << 20
+#: Addresses whose connection counts are kept at once; beyond it those with no connection
+#: open are forgotten (their rate starts afresh), so many addresses cannot grow the table.
+MAX_TRACKED_ADDRESSES = 10_000
+
+
+def parse_exempt(text: str) -> list:
+    """``ARENA_ADMISSION_EXEMPT`` as networks: comma-separated addresses or networks
+    (``10.0.0.0/8``), and ``loopback`` for ``127.0.0.0/8`` and ``::1``; blank items ignored.
+    Raises ``ValueError`` naming an item that is neither."""
+    networks = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        if item == "loopback":
+            networks += [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")]
+            continue
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ValueError(f"ARENA_ADMISSION_EXEMPT: {item!r} is neither an address nor a network") from None
+    return networks
+
+
+class Admission:
+    """Who may open a connection to one listener: per address at most ``max_per_address``
+    open at once and ``per_s`` new ones a second (a token bucket holding ``2 * per_s``: a
+    few bots started together, or reconnecting after their match, are not refused), unless
+    the address is in one of the ``exempt`` networks (local tournaments run many bots from one
+    machine).  The listener's cap on all connections together stays (and bounds the open
+    counts kept here); the per-address cap keeps one address from filling it.
+
+    IPv6 addresses count per /64 (one subscriber's prefix: an attacker has billions of
+    addresses in it); IPv4-mapped IPv6 addresses count as the IPv4 address.  ``clock`` is in
+    seconds (a parameter so tests control it)."""
+
+    def __init__(self, max_per_address: int, per_s: float, exempt: list, clock=time.monotonic):
+        self.max_per_address = max_per_address
+        self.per_s = per_s
+        self.exempt = exempt
+        self.clock = clock
+        self._open: dict[str, int] = {}
+        self._rates: dict[str, TokenBucket] = {}
+        self.refused = 0  # connections refused (tests, benchmarks)
+        self._unlogged = 0  # refusals since the last log line
+        self._logged_at = float("-inf")
+
+    def key(self, host: str) -> tuple[str, bool]:
+        """(the address ``host`` is counted under, whether it is exempt)."""
+        try:
+            ip = ipaddress.ip_address(host.split("%", 1)[0])
+        except ValueError:  # not an IP (a Unix socket, "?"): one shared key, never exempt
+            return host, False
+        if ip.version == 6 and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        exempt = any(ip in net for net in self.exempt if net.version == ip.version)
+        if ip.version == 6:
+            return str(ipaddress.ip_network(f"{ip}/64", strict=False)), exempt
+        return str(ip), exempt
+
+    def admit(self, host: str) -> str | None:
+        """Count a new connection from ``host``; returns why it is refused (nothing counted)
+        or None (then :meth:`release` must follow when it closes)."""
+        key, exempt = self.key(host)
+        if not exempt:
+            held = self._open.get(key, 0)
+            if held >= self.max_per_address:
+                return f"{held} connections open from {key} (at most {self.max_per_address})"
+            bucket = self._rates.get(key)
+            if bucket is None:
+                if len(self._rates) >= MAX_TRACKED_ADDRESSES:
+                    self._forget_idle()
+                bucket = self._rates[key] = TokenBucket(self.per_s, max(1, round(2 * self.per_s)), self.clock)
+            if not bucket.take():
+                return f"more than {self.per_s:g} new connections a second from {key}"
+            self._open[key] = held + 1
+        return None
+
+    def refused_one(self, peer: str, reason: str) -> None:
+        """Log a refusal, at most one line a second (a flood must not flood the log too)."""
+        self.refused += 1
+        self._unlogged += 1
+        now = self.clock()
+        if now - self._logged_at >= 1.0:
+            log.warning("%s: connection refused: %s (%d refused since the last such line)", peer, reason,
+                        self._unlogged)
+            self._logged_at, self._unlogged = now, 0
+
+    def release(self, host: str) -> None:
+        """A connection :meth:`admit` counted has closed."""
+        key, exempt = self.key(host)
+        if not exempt:
+            held = self._open.pop(key, 1) - 1
+            if held > 0:
+                self._open[key] = held
+
+    def _forget_idle(self) -> None:
+        for key in [k for k in self._rates if k not in self._open]:
+            del self._rates[key]
+        if len(self._rates) >= MAX_TRACKED_ADDRESSES:  # every one holds a connection: drop the oldest
+            del self._rates[next(iter(self._rates))]
+
+
+def admission_from_settings(cfg: dict) -> "Admission":
+    """The :class:`Admission` of one listener from the ``ARENA`` settings."""
+    return Admission(cfg["MAX_CONNECTIONS_PER_ADDRESS"], cfg["CONNECTIONS_PER_S_PER_ADDRESS"],
+                     parse_exempt(cfg["ADMISSION_EXEMPT"]))
+
+
+@dataclass(frozen=True)
+class Deadlines:
+    """Seconds a connection has to send its first valid message (``first_message``; None:
+    no deadline, for a protocol whose bots may rightly stay silent) and to finish a message
+    it has begun (``message``: a client sending a byte now and then cannot hold a connection
+    for ever).  Past either the connection is closed."""
+
+    first_message: float | None = None
+    message: float | None = None
 
 
 class LineHandler(Protocol):
@@ -36,25 +162,80 @@ class BotConnection(asyncio.Protocol):
     is dropped once :data:`MAX_WRITE_BUFFER` bytes wait for it), closing, and at the end a
     pending resume timer cancelled and the handler's ``on_close``.  ``make_handler(connection)``
     builds the handler when the connection is made; subclasses read and frame the bytes, and
-    may greet the peer in :meth:`opened`."""
+    may greet the peer in :meth:`opened`.
 
-    def __init__(self, make_handler: Callable, registry: set | None = None):
+    ``admission`` (an :class:`Admission`) decides at once whether the peer may connect; a
+    refused one is closed before anything is made for it.  ``deadlines`` (:class:`Deadlines`)
+    close a peer that says nothing valid in time (until the handler calls :meth:`spoke`) or
+    that leaves a message half-sent (subclasses report with :meth:`message_begun`)."""
+
+    def __init__(self, make_handler: Callable, registry: set | None = None,
+                 admission: Admission | None = None, deadlines: Deadlines = Deadlines()):
         self._make_handler = make_handler
         self._registry = registry
+        self._admission = admission
+        self._admitted_host: str | None = None
+        self.deadlines = deadlines
         self._resume: asyncio.TimerHandle | None = None  # a paused connection's wake-up
+        self._first_timer: asyncio.TimerHandle | None = None
+        self._message_timer: asyncio.TimerHandle | None = None
         self.transport: asyncio.Transport | None = None
         self.handler = None
         self.peer = "?"
         self.closed = False
+        self.has_spoken = False
+        self.in_message = False  # part of a message has arrived, not yet the rest
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        if self._admission is not None:
+            host = peer[0] if peer else "?"
+            refused = self._admission.admit(host)
+            if refused is not None:
+                self._admission.refused_one(self.peer, refused)
+                self.closed = True
+                transport.abort()  # no greeting, no handler: a refused peer costs nothing more
+                return
+            self._admitted_host = host
         if self._registry is not None:
             self._registry.add(self)
+        if self.deadlines.first_message is not None:
+            self._first_timer = asyncio.get_running_loop().call_later(self.deadlines.first_message, self._silent)
         self.opened()
         self.handler = self._make_handler(self)
+
+    def spoke(self) -> None:
+        """The handler has had a valid first message: the first-message deadline is over (a
+        seated bot may then wait as long as its table takes to fill)."""
+        self.has_spoken = True
+        if self._first_timer is not None:
+            self._first_timer.cancel()
+            self._first_timer = None
+
+    def _silent(self) -> None:
+        self._first_timer = None
+        if not self.is_closing():
+            log.info("%s: nothing valid within %g s of connecting; closed", self.peer, self.deadlines.first_message)
+            self.transport.abort()
+
+    def message_begun(self, begun: bool) -> None:
+        """After a read: whether part of a message is waiting for the rest.  A message begun
+        gets :attr:`Deadlines.message` seconds to end (counted from its first bytes)."""
+        self.in_message = begun
+        if not begun or self.deadlines.message is None:
+            if self._message_timer is not None:
+                self._message_timer.cancel()
+                self._message_timer = None
+        elif self._message_timer is None:
+            self._message_timer = asyncio.get_running_loop().call_later(self.deadlines.message, self._too_slow)
+
+    def _too_slow(self) -> None:
+        self._message_timer = None
+        if not self.is_closing():
+            log.info("%s: a message begun %g s ago has not ended; closed", self.peer, self.deadlines.message)
+            self.transport.abort()
 
     def opened(self) -> None:
         """The connection is up, its handler not yet made (e.g. the server's greeting)."""
@@ -80,9 +261,13 @@ class BotConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        if self._resume is not None:
-            self._resume.cancel()
-            self._resume = None
+        for timer in (self._resume, self._first_timer, self._message_timer):
+            if timer is not None:
+                timer.cancel()
+        self._resume = self._first_timer = self._message_timer = None
+        if self._admitted_host is not None:
+            self._admission.release(self._admitted_host)
+            self._admitted_host = None
         if self._registry is not None:
             self._registry.discard(self)
         self.lost()
@@ -108,11 +293,15 @@ class LineConnection(BotConnection):
     token, reading pauses (``transport.pause_reading``) until one is due; what was already
     read waits.  A line the handler marks with :meth:`asked_for` (an answer to a request of
     ours) gives its token back, so a bot is never slowed for answering as fast as it is asked.
+
+    A line begun (bytes after the last newline, or an overlong line being skipped) must end
+    within ``deadlines.message`` seconds.
     """
 
     def __init__(self, make_handler: Callable[["LineConnection"], LineHandler], max_line: int,
-                 registry: set | None = None, lines_per_s: float | None = None, burst: int | None = None):
-        super().__init__(make_handler, registry)
+                 registry: set | None = None, lines_per_s: float | None = None, burst: int | None = None,
+                 admission: Admission | None = None, deadlines: Deadlines = Deadlines()):
+        super().__init__(make_handler, registry, admission, deadlines)
         self.max_line = max_line
         self._buffer = bytearray()
         self._skipping = False
@@ -150,10 +339,13 @@ class LineConnection(BotConnection):
                 buf.clear()
                 self._skipping = True
                 self.handler.on_bad_line(f"line longer than {self.max_line} bytes; skipped to its end")
+        if not self.is_closing():
+            self.message_begun(bool(buf) or self._skipping)
 
     def _hold(self, rest: bytes) -> None:
         """Out of tokens: keep ``rest`` and stop reading until the next token is due."""
         self._held = rest
+        self.message_begun(False)  # not read meanwhile: the wait is ours, not the peer's
         self.paused += 1
         if self.paused == 1:
             log.warning("%s: over %g lines/s; reading paused", self.peer, self.lines_per_s)
@@ -200,9 +392,11 @@ class LineServer:
 
 async def start_line_server(make_handler: Callable[[LineConnection], LineHandler], host: str, port: int,
                             max_line: int, max_connections: int, name: str,
-                            lines_per_s: float | None = None, burst: int | None = None) -> LineServer:
+                            lines_per_s: float | None = None, burst: int | None = None,
+                            admission: Admission | None = None, deadlines: Deadlines = Deadlines()) -> LineServer:
     """Listen on ``host:port``; each accepted connection gets a :class:`LineConnection`
-    with the share ``lines_per_s`` / ``burst`` (None: unbounded).
+    with the share ``lines_per_s`` / ``burst`` (None: unbounded), the ``admission`` per
+    address (None: every address admitted) and the ``deadlines``.
 
     Past ``max_connections`` open connections, new ones are closed at once with a log line.
     """
@@ -212,7 +406,7 @@ async def start_line_server(make_handler: Callable[[LineConnection], LineHandler
         if len(connections) >= max_connections:
             log.warning("%s: %d connections open; refusing another", name, len(connections))
             return _Refuse()
-        return LineConnection(make_handler, max_line, connections, lines_per_s, burst)
+        return LineConnection(make_handler, max_line, connections, lines_per_s, burst, admission, deadlines)
 
     server = await asyncio.get_running_loop().create_server(factory, host, port, reuse_address=True, backlog=1024)
     log.info("%s: listening for bots on %s:%d", name, host, server.sockets[0].getsockname()[1])

@@ -50,7 +50,7 @@ from lxml import etree
 from games.arena.limits import TokenBucket
 from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
 from games.arena.tables import clean_name
-from games.arena.transport import BotConnection, LineServer
+from games.arena.transport import BotConnection, Deadlines, LineServer, admission_from_settings
 from games.base import ProtocolError
 from games.blokus import protocol
 from games.blokus.rules import COLORS
@@ -116,6 +116,7 @@ class XmlStream:
         self._depth = 0
         self._elements = 0  # elements of the message being read
         self._pending = 0  # bytes fed since the last complete message
+        self._begun = False  # markup or text since the last complete message (not blanks)
         self.ended = False  # </protocol> seen or the stream refused: nothing more is parsed
 
     def feed(self, data: bytes) -> list:
@@ -137,13 +138,30 @@ class XmlStream:
                 raise StreamRefused("entity references other than &lt; &gt; &amp; &quot; &apos; and "
                                     "character references are not accepted")
             for start in range(0, len(data), SLICE):
-                self._feed_slice(data[start:start + SLICE], out)
+                piece = data[start:start + SLICE]
+                before = len(out)
+                self._feed_slice(piece, out)
                 if self.ended:
                     break
+                if len(out) > before:  # what follows the last message's end
+                    self._begun = bool(piece[piece.rfind(b">") + 1:].strip())
+                elif piece.strip():
+                    self._begun = True
         except StreamRefused as exc:
             self.ended = True
             out.append(exc)
         return out
+
+    @property
+    def message_begun(self) -> bool:
+        """Part of a message (or of the ``<protocol>`` opening) has arrived, not the rest:
+        whatever comes after the last complete message is more than blanks, or an element
+        is open."""
+        if self.ended:
+            return False
+        if self._parser is None:
+            return bool(self._head and bytes(self._head).strip())
+        return self._begun or self._depth > 1 or bool(self._carry)
 
     def _open(self, data: bytes) -> bytes:
         """Wait for ``<protocol>`` (refusing a DOCTYPE or any other markup first); returns the
@@ -235,11 +253,15 @@ class XmlConnection(BotConnection):
     client connects).  Without a token of its share, or while a request is in hand, reading
     pauses (``transport.pause_reading``): what was read waits, the kernel's buffers fill and the
     client waits, not the loop.  :meth:`asked_for` gives an answer's token back.
+
+    ``admission`` and ``deadlines`` as for :class:`~games.arena.transport.BotConnection`: the
+    handler calls :meth:`spoke` for a valid first request, and a message begun
+    (:attr:`XmlStream.message_begun`) must end within ``deadlines.message`` seconds.
     """
 
     def __init__(self, make_handler: Callable[["XmlConnection"], Any], limits: StreamLimits,
-                 registry: set | None = None):
-        super().__init__(make_handler, registry)
+                 registry: set | None = None, admission=None, deadlines: Deadlines = Deadlines()):
+        super().__init__(make_handler, registry, admission, deadlines)
         self.stream = XmlStream(limits.max_message_bytes, limits.max_depth, limits.max_elements)
         self.limits = limits
         self._bucket = TokenBucket(limits.messages_per_s, limits.burst) if limits.messages_per_s else None
@@ -278,6 +300,7 @@ class XmlConnection(BotConnection):
                 self._deliver(*self._ready.popleft())
                 continue
             if pos >= len(data):
+                self.message_begun(self.stream.message_begun)
                 return
             piece = data[pos:pos + SLICE]
             pos += SLICE
@@ -286,6 +309,7 @@ class XmlConnection(BotConnection):
     def _hold(self, rest: bytes, received_at: float) -> None:
         self._held = rest
         self._held_at = received_at
+        self.message_begun(False)  # not read meanwhile: the wait is ours, not the client's
         if self.transport is not None:
             self.transport.pause_reading()
 
@@ -599,6 +623,10 @@ class BlokusClient(SeatEndpoint):
             self.refuse(str(exc))
             return None
         kind = msg["type"]
+        if kind in LOBBY_REQUESTS or kind == "authenticate":
+            # A valid first request: no first-message deadline any more (a joined bot may
+            # wait long for its opponent; an admin may watch for hours).
+            self.conn.spoke()
         if kind == "move":
             self._move(msg, received_at)
         elif kind == "close":
@@ -657,6 +685,8 @@ class BlokusClient(SeatEndpoint):
             if kind == "join":  # the codec refuses an unknown gameType
                 variant = protocol.GAME_TYPES[msg.get("game_type") or DEFAULT_GAME_TYPE]
                 seat_id = await self.arena.seat_bot(GAME, self, {"variant": variant})
+                if seat_id is None:  # hung up before its turn came: nothing was written
+                    return
                 match_id, players = await sync_to_async(_room_of_seat)(seat_id)
             elif kind == "joinPrepared":
                 reservation = self.listener.reservations.get(msg["code"])
@@ -674,6 +704,8 @@ class BlokusClient(SeatEndpoint):
                     self.refuse(f"unknown room {msg['room_id'][:60]!r}")
                     return
                 seat_id = await self.arena.seat_bot_in(GAME, match_id, self)
+                if seat_id is None:
+                    return
                 players = None
         except LookupError as exc:
             self.refuse(str(exc))
@@ -989,12 +1021,15 @@ async def start_listener(arena):
     cfg = settings.ARENA
     listener = BlokusListener(arena)
     max_connections = cfg["MAX_CONNECTIONS"]
+    admission = admission_from_settings(cfg)
+    deadlines = Deadlines(cfg["FIRST_MESSAGE_TIMEOUT"], cfg["MESSAGE_TIMEOUT"])
 
     def factory() -> asyncio.Protocol:
         if len(listener.connections) >= max_connections:
             log.warning("blokus: %d connections open; refusing another", len(listener.connections))
             return _Refuse()
-        return XmlConnection(lambda conn: BlokusClient(conn, listener), listener.limits, listener.connections)
+        return XmlConnection(lambda conn: BlokusClient(conn, listener), listener.limits, listener.connections,
+                             admission, deadlines)
 
     server = await asyncio.get_running_loop().create_server(factory, cfg["BLOKUS_HOST"], cfg["BLOKUS_PORT"],
                                                             reuse_address=True, backlog=1024)

@@ -1,9 +1,13 @@
 """Liar's Dice bots over TCP (specs/liars-dice-tcp.*): the listener and the seat endpoint.
 
-A connection is seated as soon as it is accepted (the oldest open bot seat, else an automatic
-table).  The bot may send ``{"name": ...}`` at any time; only the first counts.  Each request
-waits 3 s for the reply whose ``message_id`` matches; what the notes call a missing, late or
-malformed reply becomes a ``None`` answer, which loses the round by rule.
+A connection is seated (the oldest open bot seat, else an automatic table) once it has sent a
+name message, or once it has been connected ``seat_silent_after`` seconds without sending
+anything unusable (no bad line, no line half-sent): the name is optional (the reference seats
+a bot as it connects), but a client that connects and hangs up at once, or sends only junk,
+costs no database work and leaves no table behind.  The bot may send ``{"name": ...}`` at
+any time; only the first counts.  Each request waits 3 s for the reply whose ``message_id``
+matches; what the notes call a missing, late or malformed reply becomes a ``None`` answer,
+which loses the round by rule.
 """
 from __future__ import annotations
 
@@ -14,8 +18,9 @@ import os
 from django.conf import settings
 
 from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
+from games.arena.service import SeatingBusy
 from games.arena.tables import clean_name
-from games.arena.transport import LineConnection, start_line_server
+from games.arena.transport import Deadlines, LineConnection, admission_from_settings, start_line_server
 from games.base import ProtocolError
 from games.liars_dice import protocol
 
@@ -31,7 +36,8 @@ class LiarsDiceBot(SeatEndpoint):
 
     kind = "protocol"
 
-    def __init__(self, conn: LineConnection, arena, deadline_s: float, max_bad_lines: int | None = None):
+    def __init__(self, conn: LineConnection, arena, deadline_s: float, max_bad_lines: int | None = None,
+                 seat_silent_after: float = 1.0):
         self.conn = conn
         #: Protocol violations (not late replies) before the connection is dropped, so junk
         #: lines cannot cost the loop without end.
@@ -47,14 +53,40 @@ class LiarsDiceBot(SeatEndpoint):
         self.complaints = 0  # lines we could not use (logged up to MAX_LOGGED_BAD_LINES)
         self.bad_lines = 0  # of which protocol violations
         self.gone = False
+        self.seating = False  # asked the arena for a seat (once)
+        self._silent_timer = asyncio.get_running_loop().call_later(seat_silent_after, self._silent)
+
+    def _silent(self) -> None:
+        """Connected for a while, nothing unusable sent: a bot without a name (the reference
+        seats those too).  One that sent a bad line must first send a valid one."""
+        self._silent_timer = None
+        if not self.bad_lines and not self.conn.in_message:
+            self._seat()
+
+    def _seat(self) -> None:
+        """The bot has spoken (or stayed quietly connected): take a seat, once."""
+        if self.seating or self.gone:
+            return
+        self.seating = True
+        if self._silent_timer is not None:
+            self._silent_timer.cancel()
+            self._silent_timer = None
+        self.conn.spoke()
         asyncio.get_running_loop().create_task(self._take_seat())
 
     async def _take_seat(self) -> None:
         try:
             self.seat_id = await self.arena.seat_bot(GAME, self)
+        except SeatingBusy as exc:
+            log.warning("liars_dice %s: not seated: %s", self.conn.peer, exc)
+            self.conn.write(protocol.error(f"{exc}; connect again later"))
+            self.conn.close()
+            return
         except Exception:
             log.exception("%s: could not seat this bot", self.conn.peer)
             self.conn.close()
+            return
+        if self.seat_id is None:  # gone before the arena did anything for it
             return
         if self.gone:
             await self.arena.bot_left(self.seat_id)
@@ -103,6 +135,7 @@ class LiarsDiceBot(SeatEndpoint):
             return
         if "name" in msg:
             self._set_name(msg["name"])
+            self._seat()  # a name message, even one whose name is refused, as the reference
         if "message_id" in msg or "move" in msg:
             self._reply(msg)
         elif "name" not in msg:
@@ -156,8 +189,14 @@ class LiarsDiceBot(SeatEndpoint):
 
     def on_close(self) -> None:
         self.gone = True
+        if self._silent_timer is not None:
+            self._silent_timer.cancel()
+            self._silent_timer = None
         self._fail_request("disconnected")
-        log.info("liars_dice %s (%s) disconnected", self.conn.peer, self.display_name)
+        # Only a bot that had a seat is worth a line: a flood of connections that hang up
+        # before being seated must not cost a log write each.
+        log.log(logging.INFO if self.seat_id is not None else logging.DEBUG,
+                "liars_dice %s (%s) disconnected", self.conn.peer, self.display_name)
         if self.seat_id is not None:
             asyncio.get_running_loop().create_task(self.arena.bot_left(self.seat_id))
 
@@ -193,7 +232,10 @@ async def start_listener(arena):
     """Listen for Liar's Dice bots on ``LIARS_DICE_HOST:LIARS_DICE_PORT`` (default 5533)."""
     cfg = settings.ARENA
     deadline, max_bad = cfg["LIARS_DICE_BOT_DEADLINE"], cfg["MAX_BAD_LINES"]
+    silent = cfg["LIARS_DICE_SEAT_SILENT_AFTER"]
     return await start_line_server(
-        lambda conn: LiarsDiceBot(conn, arena, deadline, max_bad),
+        lambda conn: LiarsDiceBot(conn, arena, deadline, max_bad, silent),
         cfg["LIARS_DICE_HOST"], cfg["LIARS_DICE_PORT"], cfg["MAX_LINE_BYTES"], cfg["MAX_CONNECTIONS"],
-        "liars_dice", lines_per_s=cfg["LINES_PER_S"], burst=cfg["LINES_BURST"])
+        "liars_dice", lines_per_s=cfg["LINES_PER_S"], burst=cfg["LINES_BURST"],
+        admission=admission_from_settings(cfg),
+        deadlines=Deadlines(cfg["FIRST_MESSAGE_TIMEOUT"], cfg["MESSAGE_TIMEOUT"]))
