@@ -60,6 +60,7 @@ class ArenaProcess:
     log_path: Path
     env: dict = field(default_factory=dict)
     blokus_port: int = 0
+    hanabi_port: int = 0
 
     @property
     def url(self) -> str:
@@ -82,7 +83,7 @@ class ArenaProcess:
 
 def start_arena(role: str = "all", env: dict | None = None, data_dir: Path | None = None,
                 http_port: int | None = None, liars_dice_port: int | None = None,
-                blokus_port: int | None = None) -> ArenaProcess:
+                blokus_port: int | None = None, hanabi_port: int | None = None) -> ArenaProcess:
     """Start ``manage.py serve --role ROLE`` and wait until its ports accept connections.
 
     ``env`` overrides settings (e.g. ``ARENA_HUMAN_DEADLINE``); by default the database is a
@@ -92,9 +93,9 @@ def start_arena(role: str = "all", env: dict | None = None, data_dir: Path | Non
     """
     for attempt in range(3):
         try:
-            return _start_once(role, env, data_dir, http_port, liars_dice_port, blokus_port)
+            return _start_once(role, env, data_dir, http_port, liars_dice_port, blokus_port, hanabi_port)
         except PortTaken:
-            if attempt == 2 or (http_port and liars_dice_port and blokus_port):
+            if attempt == 2 or (http_port and liars_dice_port and blokus_port and hanabi_port):
                 raise
 
 
@@ -102,27 +103,30 @@ class PortTaken(RuntimeError):
     """The server could not listen: a port chosen for it was taken in the meantime."""
 
 
-def _start_once(role, env, data_dir, http_port, liars_dice_port, blokus_port) -> ArenaProcess:
+def _start_once(role, env, data_dir, http_port, liars_dice_port, blokus_port, hanabi_port) -> ArenaProcess:
     data_dir = Path(data_dir or tempfile.mkdtemp(prefix="arena-test-"))
     http_port = http_port or free_port()
     liars_dice_port = liars_dice_port or free_port()
     blokus_port = blokus_port or free_port()
+    hanabi_port = hanabi_port or free_port()
     full_env = dict(os.environ)
     full_env.update({"ARENA_DATA_DIR": str(data_dir), "ARENA_HTTP_PORT": str(http_port),
                      "LIARS_DICE_PORT": str(liars_dice_port), "BLOKUS_PORT": str(blokus_port),
+                     "HANABI_PORT": str(hanabi_port),
                      "PYTHONUNBUFFERED": "1"})
     full_env.pop("DJANGO_SETTINGS_MODULE", None)
     full_env.update(env or {})
     log_path = data_dir / f"serve-{role}-{http_port}.log"
     proc = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "serve", "--role", role],
                             cwd=ROOT, env=full_env, stdout=open(log_path, "wb"), stderr=subprocess.STDOUT)
-    arena = ArenaProcess(proc, http_port, liars_dice_port, data_dir, log_path, full_env, blokus_port)
+    arena = ArenaProcess(proc, http_port, liars_dice_port, data_dir, log_path, full_env, blokus_port, hanabi_port)
     try:
         if role in ("all", "web"):
             wait_for_port(http_port, proc=proc)
         if role in ("all", "arena"):
             wait_for_port(liars_dice_port, proc=proc)
             wait_for_port(blokus_port, proc=proc)
+            wait_for_port(hanabi_port, proc=proc)
     except TimeoutError:
         arena.stop()
         error = PortTaken if "Address already in use" in arena.log() else RuntimeError

@@ -98,7 +98,7 @@ def test_one_address_holding_idle_connections_cannot_keep_honest_bots_out(arena_
         two.wait_message("room", "memento")  # seated and playing
         one.close(), two.close()
         assert "connections open from 127.0.0.2 (at most 10)" in arena.log()
-        assert "refusing another" not in arena.log(), "the global cap was never reached"
+        assert "refusing more" not in arena.log(), "the global cap was never reached"
     finally:
         for _, sock in idle:
             sock.close()
@@ -247,3 +247,54 @@ def test_admission_counts_per_address_per_ipv6_prefix_and_spares_exempt_networks
     assert admission.admit("2001:db8:0:1::1") is None, "another /64 is another subscriber"
     assert all(admission.admit(host) is None for host in ["127.0.0.1", "127.0.0.2", "::1", "10.1.2.3"] * 50)
     assert admission.admit("10.2.0.1") is None
+
+
+def test_a_listener_past_its_caps_closes_new_connections_before_making_anything_for_them(caplog):
+    """In process, a line listener with a global cap of 3 and at most 1 connection a second
+    per address: the admitted connections are greeted and handled; the refused ones are
+    closed at once, get no byte, build no connection object and leave the counts as they
+    were; closing an admitted one frees its place."""
+    from games.arena.transport import Admission, LineConnection, start_line_server
+
+    class Greeter(LineConnection):
+        def opened(self) -> None:
+            self.write(b"hello\n")
+
+    async def run():
+        made = []
+
+        def handler(conn):
+            made.append(conn)
+            return type("H", (), {"on_line": lambda s, l: None, "on_bad_line": lambda s, r: None,
+                                  "on_close": lambda s: None})()
+
+        admission = Admission(max_per_address=5, per_s=1.0, exempt=[])
+        listener = await start_line_server(handler, "127.0.0.1", 0, 100, 3, "probe", admission=admission)
+        listener._make_connection = lambda: Greeter(handler, 100, listener.connections)
+
+        async def connect(source: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+            return await asyncio.open_connection("127.0.0.1", listener.port, local_addr=(source, 0))
+
+        async def first_bytes(reader) -> bytes:
+            return await asyncio.wait_for(reader.read(100), 5)
+
+        greeted = [await connect("127.0.0.3") for _ in range(2)]  # a bucket of 2 a second
+        assert [await first_bytes(r) for r, _ in greeted] == [b"hello\n"] * 2
+        too_fast, _ = await connect("127.0.0.3")
+        assert await first_bytes(too_fast) == b"", "refused by the address's rate: closed, no greeting"
+        greeted.append(await connect("127.0.0.4"))
+        assert await first_bytes(greeted[-1][0]) == b"hello\n", "another address has its own rate"
+        over_cap, _ = await connect("127.0.0.5")
+        assert await first_bytes(over_cap) == b"", "refused by the global cap"
+        assert len(made) == 3 and listener.open == 3 and admission.refused == 1
+        greeted[0][1].close()
+        while listener.open != 2:
+            await asyncio.sleep(0.01)
+        reader, _ = await connect("127.0.0.5")
+        assert await first_bytes(reader) == b"hello\n", "a place freed by a close is taken again"
+        listener.close()
+
+    with caplog.at_level("WARNING", logger="arena.transport"):
+        asyncio.run(run())
+    assert "probe: 3 connections open; refusing more" in caplog.text
+    assert "more than 1 new connections a second from 127.0.0.3" in caplog.text

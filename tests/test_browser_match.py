@@ -106,7 +106,10 @@ def test_the_replay_address_follows_the_step_and_play_has_speeds(arena, browser)
     total = get_json(f"{arena.url}/api/matches/{match_id}/replay/")["total"] - 1
     assert total >= 8
 
-    # A link with a step opens the replay at that step...
+    # A link with a step opens the replay at that step (in a page of its own: the table's page
+    # reloads itself into the replay when the match ends, which would race this navigation)...
+    page.close()
+    page = new_page(browser)
     page.clock.install()  # Play's timer runs on this clock: the test moves it, nothing sleeps
     page.goto(f"{arena.url}/matches/{match_id}/?step=3")
     pos = page.locator("#replay-pos")

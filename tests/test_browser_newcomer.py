@@ -39,9 +39,10 @@ def test_a_new_guest_plays_each_game_against_its_strongest_bot_in_one_click(aren
     page.goto(arena.url + "/")
     intro = page.locator(".intro")
     # What the site is, and where each game's bots connect (the listeners are on 127.0.0.1).
-    assert "people and game bots play Liar's Dice, Jass (Schieber) and Blokus" in intro.text_content()
+    assert "people and game bots play Liar's Dice, Jass (Schieber), Blokus and Hanabi" in intro.text_content()
     assert f"Liar's Dice: TCP 127.0.0.1:{arena.liars_dice_port}" in " ".join(intro.text_content().split())
     assert f"Blokus: TCP 127.0.0.1:{arena.blokus_port}" in " ".join(intro.text_content().split())
+    assert f"Hanabi: WebSocket ws://127.0.0.1:{arena.hanabi_port}" in " ".join(intro.text_content().split())
     assert intro.get_by_role("link", name="/bots/").get_attribute("href") == "/bots/"
 
     # No nickname yet: the button asks for one on the way, then the match starts.
@@ -60,8 +61,9 @@ def test_a_new_guest_plays_each_game_against_its_strongest_bot_in_one_click(aren
     expect(page.locator("#actions .controls[data-kind]")).to_be_visible()  # a bid or a challenge to make
     page.screenshot(path=f"{SHOTS}-liars-dice-started.png")
 
-    # With a nickname, one click: Jass with three rule-based bots, Blokus against the heuristic bot.
-    for slug, bots in (("jass", ["rules"] * 3), ("blokus", ["heuristic"])):
+    # With a nickname, one click: Jass with three rule-based bots, Blokus against the heuristic
+    # bot, Hanabi with two convention bots.
+    for slug, bots in (("jass", ["rules"] * 3), ("blokus", ["heuristic"]), ("hanabi", ["convention"] * 2)):
         page.goto(arena.url + "/")
         page.locator(f"#game-{slug}").get_by_role("button", name="Play a bot now").click()
         page.wait_for_url("**/matches/*/")
@@ -102,7 +104,7 @@ def test_lobby_history_and_error_pages_read_well_on_desktop_and_phone(arena, bro
         page.goto(arena.url + "/history/?game=chess&player=ann&date_from=2026-03-05&date_to=2026-03-01&page=7")
         problems = page.locator(".filter-problems li")
         expect(problems).to_have_text([
-            "Game must be one of liars_dice, jass, blokus, got 'chess'; this filter is left out.",
+            "Game must be one of liars_dice, jass, blokus, hanabi, got 'chess'; this filter is left out.",
             "From (2026-03-05) is after To (2026-03-01): no match finished between them.",
             "Page 7 does not exist: there is 1 page; showing page 1.",
         ])

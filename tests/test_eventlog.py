@@ -4,7 +4,7 @@ import math
 import pytest
 
 from games.arena import tables
-from games.arena.eventlog import EventWriter
+from games.arena.eventlog import EventRow, EventWriter
 from games.arena.models import Event
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -16,9 +16,9 @@ async def test_one_refused_row_does_not_take_the_batch_with_it():
     match = await sync_to_async(tables.create_table)("liars_dice", {}, ["open_bot", "open_bot"], None)
     writer = EventWriter()
     writer.start()
-    rows = [(match.pk, 1, 1, 0, ["bid", 3, 1], False, "", 1.0, ""),
-            (match.pk, 2, 1, 1, ["bid", math.nan, 1], False, "", 1.0, ""),  # SQLite's JSON check refuses NaN
-            (match.pk, 3, 2, 0, "challenge", False, "", 1.0, "")]
+    rows = [EventRow(match.pk, 1, 1, 0, ["bid", 3, 1], False, "", 1.0, ""),
+            EventRow(match.pk, 2, 1, 1, ["bid", math.nan, 1], False, "", 1.0, ""),  # SQLite's JSON check refuses NaN
+            EventRow(match.pk, 3, 2, 0, "challenge", False, "", 1.0, "")]
     await writer.append(rows)
     await writer.close()
     stored = await sync_to_async(lambda: list(Event.objects.filter(match=match).values_list("seq", flat=True)))()
@@ -51,8 +51,8 @@ async def test_a_full_queue_makes_runners_wait_until_the_writer_takes_it(monkeyp
     def step():  # one Liar's Dice step of two answers
         nonlocal seq
         seq += 2
-        return [(match.pk, seq - 1, seq // 2, 0, "pass", False, "", 1.0, ""),
-                (match.pk, seq, seq // 2, 1, "pass", False, "", 1.0, "")]
+        return [EventRow(match.pk, seq - 1, seq // 2, 0, "pass", False, "", 1.0, ""),
+                EventRow(match.pk, seq, seq // 2, 1, "pass", False, "", 1.0, "")]
 
     await writer.append(step())
     await asyncio.sleep(0.05)  # the writer took that step and is stuck writing it

@@ -138,3 +138,25 @@ def test_a_jass_file_of_millions_of_json_lists_is_refused_before_parsing(client,
     assert (f"Could not read the log: the file has more than {logs.MAX_CONTAINERS} JSON arrays and objects"
             in page.content.decode())
     assert not Match.objects.exists()
+
+
+def test_parallel_requests_that_all_pass_the_database_count_are_still_held_to_the_limit(limits, rf):
+    """Requests that arrive together all see the database's count before any of them has
+    written its row: the atomic counter beside it lets only the limit through, and a creation
+    that failed gives its place back."""
+    from django.contrib.auth.models import AnonymousUser
+
+    from games.arena.views import creation_failed, creation_refused
+
+    limits(TABLES_PER_MINUTE=3)
+    requests = []
+    for _ in range(5):
+        request = rf.post("/tables/new/liars_dice/", REMOTE_ADDR="198.51.100.7")
+        request.user = AnonymousUser()
+        requests.append(request)
+    answers = [creation_refused(request) for request in requests]  # no row written in between
+    assert answers[:3] == [None] * 3
+    assert answers[3:] == ["Too many tables created at once: wait 60 s before creating another."] * 2
+    creation_failed(requests[0])
+    assert creation_refused(requests[3]) is None
+    assert Match.objects.count() == 0

@@ -13,6 +13,7 @@ from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.http.request import is_same_domain, split_domain_port, validate_host  # noqa: E402
 
+from games.arena.bot_sockets import BotPortRouter, bot_socket_ports  # noqa: E402
 from games.arena.routing import websocket_urlpatterns  # noqa: E402
 
 
@@ -64,11 +65,13 @@ class SameOriginOnly:
         return await WebsocketDenier()(scope, receive, send)
 
 
-application = ProtocolTypeRouter(
+# Bots' WebSockets (a game's own port, or /ws/bots/<game>/) come first: they carry no cookie
+# and send no Origin, so the browser's rules do not apply to them (games/arena/bot_sockets.py).
+application = BotPortRouter(ProtocolTypeRouter(
     {
         # The one-process server has no web server in front of it: it serves /static/ itself
         # (from STATICFILES_DIRS and the apps, whatever DEBUG says).
         "http": ASGIStaticFilesHandler(django_asgi_app),
         "websocket": SameOriginOnly(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
-)
+), bot_socket_ports())

@@ -45,6 +45,11 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "games.arena",
+    # Each game is an app whose ready() registers it; this order is the lobby's.
+    "games.liars_dice",
+    "games.jass",
+    "games.blokus",
+    "games.hanabi",
 ]
 
 MIDDLEWARE = [
@@ -168,6 +173,13 @@ ARENA = {
     "LIARS_DICE_AUTO_DICE": env_int("LIARS_DICE_AUTO_DICE", 6),
     "LIARS_DICE_AUTO_GAMES": env_int("LIARS_DICE_AUTO_GAMES", 1),
     "LIARS_DICE_BOT_DEADLINE": env_float("LIARS_DICE_BOT_DEADLINE", 3.0),
+    # Hanabi: bots over WebSocket JSON (specs/hanabi-ws.*) on their own port, every path (as
+    # the original), served by `manage.py serve` (roles all and arena); also /ws/bots/hanabi/
+    # on the main port.  A bot on turn that does not act within the deadline has a card
+    # discarded for it.
+    "HANABI_HOST": os.environ.get("HANABI_HOST", os.environ.get("ARENA_HOST", "127.0.0.1")),
+    "HANABI_PORT": env_int("HANABI_PORT", 4444),
+    "HANABI_BOT_DEADLINE": env_float("HANABI_BOT_DEADLINE", 10.0),
     # Blokus (Software-Challenge): the XML stream listener (specs/blokus-xml.*), bots and the
     # contest's admin clients on one port.  The admin password guards prepare/observe/pause/
     # step/cancel: set your own on any reachable server ("" switches admin access off).

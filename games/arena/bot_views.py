@@ -48,7 +48,7 @@ class BotForm(forms.ModelForm):
         self.fields["game"].choices = [(g.slug, g.title) for g in http_games()]
 
     def clean_name(self):
-        from games.arena.tables import clean_name
+        from games.names import clean_name
 
         name = clean_name(self.cleaned_data["name"])
         if not name:

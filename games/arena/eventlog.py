@@ -18,14 +18,35 @@ from __future__ import annotations
 import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
 
 log = logging.getLogger("arena.eventlog")
 
-#: (match_id, seq, step, seat, action, forced, reason, think_ms, detail)
-EventRow = tuple
+class EventRow(NamedTuple):
+    """One seat's answer at one step as the log stores it (one ``Event`` row): a tuple, so
+    that writing a batch costs no more than it did with bare tuples.  ``forced``/``reason``/
+    ``detail`` as in :class:`games.arena.seats.Answer`; ``think_ms`` in milliseconds."""
+
+    match_id: int
+    seq: int
+    step: int
+    seat: int
+    action: Any
+    forced: bool
+    reason: str
+    think_ms: float
+    detail: str
+
+    def told(self, with_detail: bool) -> dict:
+        """The answer as views and watchers carry it; ``detail`` (which may name the seat's
+        own hidden information) only ``with_detail``."""
+        told = {"seat": self.seat, "action": self.action, "forced": self.forced, "reason": self.reason}
+        if with_detail:
+            told["detail"] = self.detail
+        return told
 
 #: Under load, batches start at least this far apart (seconds).  Each batch costs a hand-off
 #: to the writer thread and back (self-pipe wake-up of the loop) plus the thread's share of
@@ -156,7 +177,7 @@ class EventWriter:
                 await loop.run_in_executor(self._executor, write_rows, [row])
                 self.written += 1
             except Exception as exc:
-                log.error("event dropped: match %s seq %s seat %s: %s", row[0], row[1], row[3], exc)
+                log.error("event dropped: match %s seq %s seat %s: %s", row.match_id, row.seq, row.seat, exc)
 
     async def close(self) -> None:
         """Flush, then stop the writer task and close its database connection."""

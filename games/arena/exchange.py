@@ -39,6 +39,19 @@ def export(request, match_id: int, fmt: str):
     return response
 
 
+def external_replay(request, match_id: int):
+    """Redirect to the finished match's replay on another site (``GameSpec.external_replay``,
+    e.g. hanab.live), built from the event log when asked for, not with every page view."""
+    match = Match.objects.prefetch_related("seats").filter(pk=match_id).first()
+    if match is None or match.status not in DONE:
+        raise Http404("only finished matches can be opened elsewhere")
+    spec = registry.get(match.game)
+    if spec.external_replay is None:
+        raise Http404("this game is not replayed on another site")
+    state = replay.final_state(match)
+    return redirect(spec.external_replay[1](match, state, [s.display_name for s in match.seats.all()]))
+
+
 class InFlight:
     """At most ``settings.ARENA[setting]`` holders at once in this process; :meth:`enter`
     waits up to ``settings.ARENA[wait_setting]`` seconds for a place.  The limit is read at
@@ -119,21 +132,25 @@ def admit_and_import(request, spec) -> tuple[int, Match | None]:
         if wait:
             IMPORTS_BY_ADDRESS.refund(address)  # refused before any work
     if wait:
+        views.creation_failed(request)
         messages.error(request, f"Too many imports; try again in {wait} s.")
         return 429, None
     if not READING.enter():
         IMPORTS_BY_ADDRESS.refund(address)  # nothing was read
         if user is not None:
             IMPORTS_BY_USER.refund(user)
+        views.creation_failed(request)
         messages.error(request, "The server is busy reading other files: try again in a moment.")
         return 503, None
     try:
         try:
             parsed = spec.import_match(upload.read().decode("utf-8"))
         except UnicodeDecodeError:
+            views.creation_failed(request)
             messages.error(request, "The file is not UTF-8 text.")
             return 200, None
         except ValueError as exc:
+            views.creation_failed(request)
             messages.error(request, f"Could not read the log: {exc}")
             return 200, None
         return 200, store_imported(spec.slug, parsed, creator_key=address,

@@ -2,6 +2,7 @@
 
 The arena core is game-agnostic: everything it needs to know about a game (rules, seats,
 configuration form, built-in bots, what a person's silence means, the bot listener) is here.
+Games register themselves when Django starts (their apps' ``ready``; see :func:`register`).
 """
 from __future__ import annotations
 
@@ -99,9 +100,15 @@ class GameSpec:
     http_bot_probe: Callable[[str, str], Awaitable[dict]] | None = None
     exports: Mapping[str, tuple[str, Callable[..., tuple[str, str, str]]]] = field(default_factory=dict)
     import_match: Callable[[str], dict] | None = None
+    #: ``(label, url(match, state, names))``: a finished match opened on another site (Hanabi:
+    #: hanab.live's replay viewer); the match page links to it.  None: no such site.
+    external_replay: tuple[str, Callable[..., str]] | None = None
     import_formats: tuple[str, ...] = ()
     import_accept: str = ""
     start_listener: Callable[[Any], Awaitable[Any]] | None = None
+    #: ``() -> (host, port)`` of the game's own WebSocket port for bots (Hanabi), served by
+    #: ``manage.py serve`` (games/arena/bot_sockets.py); None: the game has none.
+    bot_socket_address: Callable[[], tuple[str, int] | None] = field(default=lambda: None)
     listener_settings_problem: Callable[[], str | None] | None = None
     protocol_note: str = ""
     #: Shown under the seat choices of the create-table form.
@@ -153,25 +160,18 @@ GAMES: dict[str, GameSpec] = {}
 
 
 def register(spec: GameSpec) -> GameSpec:
-    """Add a game to :data:`GAMES` (each game's ``game.py`` calls this on import)."""
+    """Add a game to :data:`GAMES`.  Each game is a Django app whose ``AppConfig.ready``
+    imports its ``game.py``, which calls this; ``INSTALLED_APPS`` orders them as the lobby
+    shows them.  A new game needs its app listed there, nothing changed here."""
     GAMES[spec.slug] = spec
     return spec
 
 
 def get(slug: str) -> GameSpec:
     """The spec for ``slug``; raises ``KeyError`` for an unknown game."""
-    _load()
     return GAMES[slug]
 
 
 def all_games() -> list[GameSpec]:
     """Every registered game, in registration order."""
-    _load()
     return list(GAMES.values())
-
-
-def _load() -> None:
-    if not GAMES:
-        import games.liars_dice.game  # noqa: F401  (each registers itself, in lobby order)
-        import games.jass.game  # noqa: F401
-        import games.blokus.game  # noqa: F401

@@ -13,7 +13,7 @@ import logging
 import time
 from typing import Callable
 
-from games.arena.eventlog import EventWriter
+from games.arena.eventlog import EventRow, EventWriter
 from games.arena.registry import GameSpec
 from games.arena.replay import pack_snapshot
 from games.arena.seats import Answer, HumanSeat, SeatEndpoint
@@ -377,23 +377,21 @@ class MatchRunner:
             for seat, answer in zip(actors, answers):
                 actions[seat] = answer.action
                 self.seq += 1
-                events.append((self.match_id, self.seq, self.step, seat, answer.action,
-                               answer.forced, answer.reason, answer.think_ms, answer.detail))
+                events.append(EventRow(self.match_id, self.seq, self.step, seat, answer.action,
+                                       answer.forced, answer.reason, answer.think_ms, answer.detail))
                 if answer.forced:
                     log.info("match %s step %s seat %s forced: %s", self.match_id, self.step, seat, answer.reason)
             await self.writer.append(events)  # waits while the log is full (bounded memory)
             happenings = state.apply(actions)
-            if self.spec.hidden_information:
-                answers_out = [{"seat": e[3], "action": e[4], "forced": e[5], "reason": e[6]} for e in events]
-                details_out = {e[3]: e[8] for e in events if e[8]}
-            else:  # nothing to hide: details (a bot's debug hints, a refused move) go to everyone
-                answers_out = [{"seat": e[3], "action": e[4], "forced": e[5], "reason": e[6], "detail": e[8]}
-                               for e in events]
-                details_out = None
+            hidden = self.spec.hidden_information
+            # With nothing to hide, details (a bot's debug hints, a refused move) go to everyone;
+            # else only to their own seat.
+            answers_out = [e.told(not hidden) for e in events]
+            details_out = {e.seat: e.detail for e in events if e.detail} if hidden else None
             for seat, ep in enumerate(endpoints):
                 ep.notify(state, seat, happenings)
             if self.watchers:
-                told = [{"seat": e[3], "action": e[4], "forced": e[5], "reason": e[6], "detail": e[8]} for e in events]
+                told = [e.told(True) for e in events]
                 for watcher in list(self.watchers):
                     self._tell(watcher, happenings, told)
             if self.snapshot_every and self.step % self.snapshot_every == 0:

@@ -46,6 +46,9 @@ class SeatEndpoint:
     #: True once a connected bot has hung up, or a person has let ``HUMAN_ABSENT_AFTER``
     #: requests in a row run out (False again when they move): the seat has left the match.
     gone: bool = False
+    #: Every seat's display name, in seat order (set by the arena when the match starts): a
+    #: protocol that names the players (Hanabi's ``players``) reads them here.
+    table_names: list[str] = []
 
     def start(self, state: State, seat: int) -> None:
         """The match starts with ``state`` (before any request): e.g. a protocol's welcome."""

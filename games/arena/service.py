@@ -16,6 +16,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from games.arena import http_bots, registry, replay, tables
+from games.arena.bot_sockets import SocketGames
 from games.arena.eventlog import EventWriter
 from games.arena.models import Match, Seat
 from games.arena.runner import MatchRunner, table_group
@@ -77,6 +78,8 @@ class Arena:
         self.start_paused: set[int] = set()
         #: Tables whose start is in hand (marked running, runner not yet registered).
         self.starting: set[int] = set()
+        #: Bots over WebSocket: the games that take them here and their open sockets.
+        self.sockets = SocketGames(self.layer.send)
 
     # --- life cycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -171,14 +174,17 @@ class Arena:
         """Bots waiting to be seated (tests, benchmarks)."""
         return len(self._seat_queue)
 
-    async def seat_bot(self, game: str, endpoint: SeatEndpoint, config: dict | None = None) -> int | None:
+    async def seat_bot(self, game: str, endpoint: SeatEndpoint, config: dict | None = None,
+                       auto: bool = True) -> int | None:
         """Seat a bot that connected on ``game``'s port: the oldest open bot seat at a table
-        whose configuration has ``config``'s values (e.g. ``{"variant": "2027"}``), else an
-        automatic table with the server's default configuration updated with ``config``.
-        Returns the seat id, or None when the bot hung up before its turn came (then nothing
-        was written).  Raises :class:`SeatingBusy` when too many wait already."""
+        whose configuration has ``config``'s values (e.g. ``{"variant": "2027"}``), else (with
+        ``auto``) an automatic table with the server's default configuration updated with
+        ``config``.  Returns the seat id, or None when the bot hung up before its turn came
+        (then nothing was written).  Raises :class:`SeatingBusy` when too many wait already,
+        ``LookupError`` without ``auto`` when no table has an open bot seat (a game that
+        gathers its automatic tables itself, as Hanabi does)."""
         spec = registry.get(game)
-        seat = await self._queued(endpoint, lambda: self._claim(game, spec, endpoint, config))
+        seat = await self._queued(endpoint, lambda: self._claim(game, spec, endpoint, config, auto))
         if seat is None:
             return None
         if seat.pk in self.waiting:
@@ -186,10 +192,12 @@ class Arena:
             await self._table_changed(seat.match_id)
         return seat.pk
 
-    async def _claim(self, game: str, spec, endpoint: SeatEndpoint, config: dict | None):
+    async def _claim(self, game: str, spec, endpoint: SeatEndpoint, config: dict | None, auto: bool = True):
         """Claim the seat (see :meth:`seat_bot`); the seat, in :attr:`waiting` unless the bot
         hung up meanwhile (then freed again)."""
         seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config)
+        if seat is None and not auto:
+            raise LookupError(f"no {spec.title} table has an open bot seat")
         if seat is None:
             auto = {**spec.auto_config(), **(config or {})}
             choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto))
@@ -364,6 +372,11 @@ class Arena:
             if match_id:
                 await self.layer.group_send(table_group(match_id), {"type": "table.update"})
 
+    async def match_of_seat(self, seat_id: int) -> int | None:
+        """The match id of seat ``seat_id`` (None if there is no such seat)."""
+        return await sync_to_async(
+            lambda: Seat.objects.filter(pk=seat_id).values_list("match_id", flat=True).first())()
+
     async def bot_named(self, seat_id: int, name: str) -> None:
         """A bot sent its name: show it at the table."""
         await sync_to_async(tables.rename_seat)(seat_id, name)
@@ -422,6 +435,8 @@ class Arena:
             else:
                 _, policy = spec.builtin_bots[s.builtin_bot]
                 endpoints.append(BuiltinSeat(names[s.index], policy, seed=match.seed + s.index, delay_s=delay))
+        for ep in endpoints:
+            ep.table_names = names
         runner = MatchRunner(match.pk, spec, match.config, match.seed, endpoints, self.writer,
                              self.layer.group_send, omniscient=match.omniscient,
                              round_pause_s=settings.ARENA["ROUND_PAUSE"], server_times=self.server_times,
@@ -514,6 +529,8 @@ class Arena:
                 await asyncio.sleep(0.05)
 
     async def _handle_control(self, msg: dict) -> None:
+        if self.sockets.handle(msg):  # a bot socket's frame, opening or end
+            return
         kind = msg.get("type")
         if kind == "table.changed":
             await self._table_changed(int(msg["match"]))

@@ -18,23 +18,13 @@ from django.utils import timezone
 
 from games.arena import registry
 from games.arena.models import Match, RegisteredBot, Seat
+from games.names import MAX_NAME, clean_name  # noqa: F401  (the arena's callers read them here)
 
 #: Seat choices on the create-table form.
 ME, OPEN_HUMAN, OPEN_BOT = "me", "open_human", "open_bot"
 BUILTIN_PREFIX = "builtin:"
 REGISTERED_PREFIX = "registered:"
 
-MAX_NAME = 40
-
-
-def clean_name(name: str) -> str:
-    """A display name from untrusted input: printable characters only, trimmed, at most 40.
-
-    (It is escaped again wherever it is shown; this only keeps control characters and
-    absurd lengths out of the database and the logs.)
-    """
-    text = "".join(ch for ch in str(name) if ch.isprintable()).strip()
-    return text[:MAX_NAME]
 
 
 @dataclass

@@ -70,3 +70,7 @@ LOGIN_BY_ADDRESS = Throttle("login-ip", "LOGIN_FAILURES_PER_MINUTE", 60)
 LOGIN_BY_USERNAME = Throttle("login-user", "LOGIN_FAILURES_PER_MINUTE", 60)
 #: Accounts created per address an hour (``ARENA_SIGNUPS_PER_HOUR``).
 SIGNUP_BY_ADDRESS = Throttle("signup-ip", "SIGNUPS_PER_HOUR", 3600)
+#: Tables and matches created per address and per user a minute (``ARENA_TABLES_PER_MINUTE``),
+#: counted atomically beside the database's count (:func:`games.arena.views.creation_refused`).
+TABLES_BY_ADDRESS = Throttle("tables-ip", "TABLES_PER_MINUTE", 60)
+TABLES_BY_USER = Throttle("tables-user", "TABLES_PER_MINUTE", 60)

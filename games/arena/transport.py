@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import os
+import socket
 import time
 from dataclasses import dataclass
 from typing import Callable, Protocol
@@ -71,12 +73,22 @@ class Admission:
         self.clock = clock
         self._open: dict[str, int] = {}
         self._rates: dict[str, TokenBucket] = {}
+        self._keys: dict[str, tuple[str, bool]] = {}
         self.refused = 0  # connections refused (tests, benchmarks)
         self._unlogged = 0  # refusals since the last log line
         self._logged_at = float("-inf")
 
     def key(self, host: str) -> tuple[str, bool]:
-        """(the address ``host`` is counted under, whether it is exempt)."""
+        """(the address ``host`` is counted under, whether it is exempt); remembered for the
+        next connection from ``host`` (parsing it costs more than the rest of a refusal)."""
+        known = self._keys.get(host)
+        if known is None:
+            if len(self._keys) >= MAX_TRACKED_ADDRESSES:
+                self._keys.clear()
+            known = self._keys[host] = self._parse_key(host)
+        return known
+
+    def _parse_key(self, host: str) -> tuple[str, bool]:
         try:
             ip = ipaddress.ip_address(host.split("%", 1)[0])
         except ValueError:  # not an IP (a Unix socket, "?"): one shared key, never exempt
@@ -164,17 +176,16 @@ class BotConnection(asyncio.Protocol):
     builds the handler when the connection is made; subclasses read and frame the bytes, and
     may greet the peer in :meth:`opened`.
 
-    ``admission`` (an :class:`Admission`) decides at once whether the peer may connect; a
-    refused one is closed before anything is made for it.  ``deadlines`` (:class:`Deadlines`)
+    Admission happened before the connection was made (:func:`start_bot_listener`: a refused
+    peer never gets one).  ``deadlines`` (:class:`Deadlines`)
     close a peer that says nothing valid in time (until the handler calls :meth:`spoke`) or
     that leaves a message half-sent (subclasses report with :meth:`message_begun`)."""
 
-    def __init__(self, make_handler: Callable, registry: set | None = None,
-                 admission: Admission | None = None, deadlines: Deadlines = Deadlines()):
+    def __init__(self, make_handler: Callable, registry: set | None = None, deadlines: Deadlines = Deadlines()):
         self._make_handler = make_handler
         self._registry = registry
-        self._admission = admission
-        self._admitted_host: str | None = None
+        #: Called once when the connection closes: the listener's admission forgets it.
+        self.on_released: Callable[[], None] | None = None
         self.deadlines = deadlines
         self._resume: asyncio.TimerHandle | None = None  # a paused connection's wake-up
         self._first_timer: asyncio.TimerHandle | None = None
@@ -190,15 +201,6 @@ class BotConnection(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
-        if self._admission is not None:
-            host = peer[0] if peer else "?"
-            refused = self._admission.admit(host)
-            if refused is not None:
-                self._admission.refused_one(self.peer, refused)
-                self.closed = True
-                transport.abort()  # no greeting, no handler: a refused peer costs nothing more
-                return
-            self._admitted_host = host
         if self._registry is not None:
             self._registry.add(self)
         if self.deadlines.first_message is not None:
@@ -265,9 +267,9 @@ class BotConnection(asyncio.Protocol):
             if timer is not None:
                 timer.cancel()
         self._resume = self._first_timer = self._message_timer = None
-        if self._admitted_host is not None:
-            self._admission.release(self._admitted_host)
-            self._admitted_host = None
+        if self.on_released is not None:
+            self.on_released()
+            self.on_released = None
         if self._registry is not None:
             self._registry.discard(self)
         self.lost()
@@ -300,8 +302,8 @@ class LineConnection(BotConnection):
 
     def __init__(self, make_handler: Callable[["LineConnection"], LineHandler], max_line: int,
                  registry: set | None = None, lines_per_s: float | None = None, burst: int | None = None,
-                 admission: Admission | None = None, deadlines: Deadlines = Deadlines()):
-        super().__init__(make_handler, registry, admission, deadlines)
+                 deadlines: Deadlines = Deadlines()):
+        super().__init__(make_handler, registry, deadlines)
         self.max_line = max_line
         self._buffer = bytearray()
         self._skipping = False
@@ -373,46 +375,154 @@ class LineConnection(BotConnection):
             self.handler.on_line(line)
 
 
-class LineServer:
-    """A running listener: ``close()`` stops accepting and drops every connection."""
+#: Connections accepted per wake-up of a listener: a flood of connections takes turns with
+#: the matches on the loop instead of holding it until the backlog is empty.
+ACCEPTS_PER_WAKE = 16
+#: Seconds a listener stops accepting after the process ran out of file descriptors.
+ACCEPT_RETRY_S = 1.0
 
-    def __init__(self, server: asyncio.AbstractServer, connections: set):
-        self.server = server
+
+class BotListener:
+    """A running bot listener (one or more listening sockets, one per address ``host``
+    resolves to): ``port``, the open ``connections``, and ``close()``, which stops accepting
+    and drops every connection.
+
+    It accepts connections itself instead of through ``loop.create_server``, so that a peer
+    the :class:`Admission` refuses, or one past ``max_connections`` open in all, is closed
+    straight after ``accept()``: no transport, no protocol, no task is made for it.  Under a
+    reconnect flood that is most of the listener's work (asyncio's own accept makes a task and
+    a transport for every connection before any code of ours can look at the address).
+    """
+
+    def __init__(self, sockets: list, make_connection: Callable[[], BotConnection], connections: set,
+                 max_connections: int, admission: Admission | None, name: str):
+        self.sockets = sockets
         self.connections = connections
+        self._make_connection = make_connection
+        self._max_connections = max_connections
+        self._admission = admission
+        self._name = name
+        self._loop = asyncio.get_running_loop()
+        self.open = 0  # accepted and not yet closed (the cap counts these, made or not)
+        self._full_logged_at = float("-inf")
+        self._closed = False
+        for sock in sockets:
+            self._loop.add_reader(sock.fileno(), self._accept, sock)
 
     @property
     def port(self) -> int:
-        return self.server.sockets[0].getsockname()[1]
+        return self.sockets[0].getsockname()[1]
+
+    def _accept(self, sock) -> None:
+        for _ in range(ACCEPTS_PER_WAKE):
+            try:
+                # The file descriptor alone: a refused peer costs no socket object.  (``_accept``
+                # is what ``socket.accept`` calls, on CPython's socket type since 3.3.)
+                fd, addr = sock._accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:  # out of descriptors or buffers: wait, as asyncio does
+                log.warning("%s: accept failed (%s); not accepting for %g s", self._name, exc, ACCEPT_RETRY_S)
+                self._loop.remove_reader(sock.fileno())
+                self._loop.call_later(ACCEPT_RETRY_S, self._resume, sock)
+                return
+            host = addr[0] if isinstance(addr, tuple) else "?"
+            if self.open >= self._max_connections:
+                os.close(fd)
+                now = time.monotonic()
+                if now - self._full_logged_at >= 1.0:
+                    log.warning("%s: %d connections open; refusing more", self._name, self.open)
+                    self._full_logged_at = now
+                continue
+            if self._admission is not None:
+                refused = self._admission.admit(host)
+                if refused is not None:
+                    os.close(fd)
+                    self._admission.refused_one(f"{host}:{addr[1]}", refused)
+                    continue
+            self.open += 1
+            connection = self._make_connection()
+            connection.on_released = lambda host=host: self._released(host)
+            conn = socket.socket(sock.family, sock.type, sock.proto, fileno=fd)
+            conn.setblocking(False)
+            self._loop.create_task(self._hand_over(conn, connection))
+
+    async def _hand_over(self, conn, connection: BotConnection) -> None:
+        try:
+            await self._loop.connect_accepted_socket(lambda: connection, conn)
+        except Exception as exc:  # the peer left before the transport was made
+            log.info("%s: connection lost while being set up: %s", self._name, exc)
+            conn.close()
+            if connection.on_released is not None:
+                connection.on_released()
+                connection.on_released = None
+
+    def _released(self, host: str) -> None:
+        self.open -= 1
+        if self._admission is not None:
+            self._admission.release(host)
+
+    def _resume(self, sock) -> None:
+        if not self._closed:
+            self._loop.add_reader(sock.fileno(), self._accept, sock)
 
     def close(self) -> None:
-        self.server.close()
+        self._closed = True
+        for sock in self.sockets:
+            self._loop.remove_reader(sock.fileno())
+            sock.close()
         for conn in list(self.connections):
             conn.close()
+
+
+def _listening_sockets(host: str, port: int, backlog: int = 1024) -> list:
+    """Bound, listening, non-blocking sockets for every address ``host`` resolves to (as
+    ``loop.create_server`` binds them; ``""`` is every address).  Raises ``OSError`` (e.g. the
+    port is taken)."""
+    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # one socket per family, as create_server does
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            if port == 0 and len(sockets) == 1:  # every address on the port the first one got
+                port = sock.getsockname()[1]
+            sock.listen(backlog)
+            sock.setblocking(False)
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+async def start_bot_listener(make_connection: Callable[[], BotConnection], host: str, port: int,
+                             max_connections: int, name: str, connections: set,
+                             admission: Admission | None = None) -> BotListener:
+    """Listen on ``host:port`` for one game's bots; ``make_connection()`` builds the protocol
+    (a :class:`BotConnection` registering itself in ``connections``) of each admitted peer.
+
+    Past ``max_connections`` open connections, or when ``admission`` refuses the address, a new
+    connection is closed at once (one log line a second at most).  Raises ``OSError`` when the
+    address cannot be bound."""
+    sockets = _listening_sockets(host, port)
+    listener = BotListener(sockets, make_connection, connections, max_connections, admission, name)
+    log.info("%s: listening for bots on %s:%d", name, host, listener.port)
+    return listener
 
 
 async def start_line_server(make_handler: Callable[[LineConnection], LineHandler], host: str, port: int,
                             max_line: int, max_connections: int, name: str,
                             lines_per_s: float | None = None, burst: int | None = None,
-                            admission: Admission | None = None, deadlines: Deadlines = Deadlines()) -> LineServer:
-    """Listen on ``host:port``; each accepted connection gets a :class:`LineConnection`
-    with the share ``lines_per_s`` / ``burst`` (None: unbounded), the ``admission`` per
-    address (None: every address admitted) and the ``deadlines``.
-
-    Past ``max_connections`` open connections, new ones are closed at once with a log line.
-    """
+                            admission: Admission | None = None, deadlines: Deadlines = Deadlines()) -> BotListener:
+    """:func:`start_bot_listener` for line-framed bots: each admitted connection gets a
+    :class:`LineConnection` with the share ``lines_per_s`` / ``burst`` (None: unbounded) and
+    the ``deadlines``."""
     connections: set[LineConnection] = set()
-
-    def factory() -> asyncio.Protocol:
-        if len(connections) >= max_connections:
-            log.warning("%s: %d connections open; refusing another", name, len(connections))
-            return _Refuse()
-        return LineConnection(make_handler, max_line, connections, lines_per_s, burst, admission, deadlines)
-
-    server = await asyncio.get_running_loop().create_server(factory, host, port, reuse_address=True, backlog=1024)
-    log.info("%s: listening for bots on %s:%d", name, host, server.sockets[0].getsockname()[1])
-    return LineServer(server, connections)
-
-
-class _Refuse(asyncio.Protocol):
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        transport.close()
+    return await start_bot_listener(
+        lambda: LineConnection(make_handler, max_line, connections, lines_per_s, burst, deadlines),
+        host, port, max_connections, name, connections, admission)

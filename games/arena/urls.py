@@ -12,6 +12,7 @@ urlpatterns = [
     path("matches/<int:match_id>/join/<int:index>/", views.join, name="join"),
     path("matches/<int:match_id>/leave/", views.leave, name="leave"),
     path("matches/<int:match_id>/export/<slug:fmt>/", exchange.export, name="export"),
+    path("matches/<int:match_id>/elsewhere/", exchange.external_replay, name="external_replay"),
     path("import/<slug:game>/", exchange.import_log, name="import_log"),
     path("history/", views.history, name="history"),
     path("nickname/", views.nickname, name="nickname"),

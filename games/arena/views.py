@@ -58,8 +58,33 @@ def _take_nickname(request) -> None:
 def creation_refused(request) -> str | None:
     """Why this visitor may not create a table now, or None: at most
     ``ARENA_TABLES_PER_MINUTE`` a minute per address and per user, whether from the form,
-    "Play a bot now" or an import (:func:`games.arena.tables.creation_refused`)."""
-    return tables.creation_refused(creator_key(request), request.user.pk if request.user.is_authenticated else None)
+    "Play a bot now" or an import (:func:`games.arena.tables.creation_refused`).
+
+    The database's count and the row created after it are two steps, which parallel requests
+    could all pass at once; the cache's atomic counters (:data:`throttle.TABLES_BY_ADDRESS`,
+    ``TABLES_BY_USER``) hold such a burst to the limit too.  A creation that then fails gives
+    its count back (:func:`creation_failed`)."""
+    key = creator_key(request)
+    user = request.user.pk if request.user.is_authenticated else None
+    refused = tables.creation_refused(key, user)
+    if refused:
+        return refused
+    wait = throttle.TABLES_BY_ADDRESS.attempt(key)
+    if not wait and user is not None:
+        wait = throttle.TABLES_BY_USER.attempt(str(user))
+        if wait:
+            throttle.TABLES_BY_USER.refund(str(user))
+    if wait:  # a refused request creates nothing: it does not count
+        throttle.TABLES_BY_ADDRESS.refund(key)
+        return f"Too many tables created at once: wait {wait} s before creating another."
+    return None
+
+
+def creation_failed(request) -> None:
+    """A creation :func:`creation_refused` let through made nothing: give its count back."""
+    throttle.TABLES_BY_ADDRESS.refund(creator_key(request))
+    if request.user.is_authenticated:
+        throttle.TABLES_BY_USER.refund(str(request.user.pk))
 
 
 def _announce(match_id: int) -> None:
@@ -121,7 +146,9 @@ def lobby(request):
         base = Match.objects.filter(game=spec.slug)
         address = bot_address(request, spec)
         if address is not None:
-            doors.append({"title": spec.title, "host": address[0], "port": address[1]})
+            websocket = spec.bot_socket_address() is not None
+            doors.append({"title": spec.title, "kind": "WebSocket" if websocket else "TCP",
+                          "address": f"{'ws://' if websocket else ''}{address[0]}:{address[1]}"})
         elif spec.http_bot_endpoint is not None:
             doors.append({"title": spec.title, "http": True})
         sections.append({
@@ -232,6 +259,7 @@ def create_table(request, game: str):
                                             creator_key=creator)
             except ValueError as exc:
                 error = str(exc)
+                creation_failed(request)
             else:
                 _announce(match.pk)
                 return redirect("match", match.pk)
@@ -265,6 +293,7 @@ def match_page(request, match_id: int):
         "spectators_see_all": match.omniscient and not any(s.kind == Seat.Kind.HUMAN for s in seats),
         "hidden_information": spec.hidden_information,
         "exports": exports,
+        "external_replay": spec.external_replay[0] if done and spec.external_replay else "",
         # A match of several deals (Jass) also exports one deal at a time (first format, ?deal=N).
         "export_games": list(range(1, deals + 1)) if exports and isinstance(deals, int) and deals > 1 else [],
         "client": {"match": match.pk, "game": match.game, "status": match.status,

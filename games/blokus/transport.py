@@ -49,8 +49,8 @@ from lxml import etree
 
 from games.arena.limits import TokenBucket
 from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
-from games.arena.tables import clean_name
-from games.arena.transport import BotConnection, Deadlines, LineServer, admission_from_settings
+from games.names import clean_name
+from games.arena.transport import BotConnection, Deadlines, admission_from_settings, start_bot_listener
 from games.base import ProtocolError
 from games.blokus import protocol
 from games.blokus.rules import COLORS
@@ -254,14 +254,14 @@ class XmlConnection(BotConnection):
     pauses (``transport.pause_reading``): what was read waits, the kernel's buffers fill and the
     client waits, not the loop.  :meth:`asked_for` gives an answer's token back.
 
-    ``admission`` and ``deadlines`` as for :class:`~games.arena.transport.BotConnection`: the
+    ``deadlines`` as for :class:`~games.arena.transport.BotConnection`: the
     handler calls :meth:`spoke` for a valid first request, and a message begun
     (:attr:`XmlStream.message_begun`) must end within ``deadlines.message`` seconds.
     """
 
     def __init__(self, make_handler: Callable[["XmlConnection"], Any], limits: StreamLimits,
-                 registry: set | None = None, admission=None, deadlines: Deadlines = Deadlines()):
-        super().__init__(make_handler, registry, admission, deadlines)
+                 registry: set | None = None, deadlines: Deadlines = Deadlines()):
+        super().__init__(make_handler, registry, deadlines)
         self.stream = XmlStream(limits.max_message_bytes, limits.max_depth, limits.max_elements)
         self.limits = limits
         self._bucket = TokenBucket(limits.messages_per_s, limits.burst) if limits.messages_per_s else None
@@ -1023,20 +1023,7 @@ async def start_listener(arena):
     max_connections = cfg["MAX_CONNECTIONS"]
     admission = admission_from_settings(cfg)
     deadlines = Deadlines(cfg["FIRST_MESSAGE_TIMEOUT"], cfg["MESSAGE_TIMEOUT"])
-
-    def factory() -> asyncio.Protocol:
-        if len(listener.connections) >= max_connections:
-            log.warning("blokus: %d connections open; refusing another", len(listener.connections))
-            return _Refuse()
-        return XmlConnection(lambda conn: BlokusClient(conn, listener), listener.limits, listener.connections,
-                             admission, deadlines)
-
-    server = await asyncio.get_running_loop().create_server(factory, cfg["BLOKUS_HOST"], cfg["BLOKUS_PORT"],
-                                                            reuse_address=True, backlog=1024)
-    log.info("blokus: listening for bots on %s:%d", cfg["BLOKUS_HOST"], server.sockets[0].getsockname()[1])
-    return LineServer(server, listener.connections)
-
-
-class _Refuse(asyncio.Protocol):
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        transport.close()
+    return await start_bot_listener(
+        lambda: XmlConnection(lambda conn: BlokusClient(conn, listener), listener.limits, listener.connections,
+                              deadlines),
+        cfg["BLOKUS_HOST"], cfg["BLOKUS_PORT"], max_connections, "blokus", listener.connections, admission)

@@ -19,7 +19,7 @@ from django.conf import settings
 
 from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
 from games.arena.service import SeatingBusy
-from games.arena.tables import clean_name
+from games.names import clean_name
 from games.arena.transport import Deadlines, LineConnection, admission_from_settings, start_line_server
 from games.base import ProtocolError
 from games.liars_dice import protocol

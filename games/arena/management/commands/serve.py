@@ -226,14 +226,22 @@ class Command(BaseCommand):
             refuse_unsafe_listeners()
         if not no_migrate:
             call_command("migrate", interactive=False, verbosity=0)
-        if role == "arena":
+        from games.arena.bot_sockets import bot_socket_addresses
+
+        if role == "arena" and not bot_socket_addresses():
             asyncio.run(self._arena_only())
+        elif role == "arena":  # Daphne serves the bots' WebSocket ports only
+            self._daphne(host, None, with_arena=True)
         else:
             self._daphne(host, port, with_arena=role == "all")
 
-    def _daphne(self, host: str, port: int, with_arena: bool) -> None:
+    def _daphne(self, host: str, port: int | None, with_arena: bool) -> None:
+        """Daphne on ``host:port`` (None: no web port) and, with the arena, every game's bot
+        WebSocket port (Hanabi's 4444), all on one loop with the arena."""
         from daphne.server import Server  # installs the asyncio reactor; import before twisted
         from twisted.internet import defer, reactor
+
+        from games.arena.bot_sockets import bot_socket_addresses
 
         from webapp.asgi import application
 
@@ -245,7 +253,10 @@ class Command(BaseCommand):
 
         def ready():
             install_bounds(server)
-            log.info("web server on http://%s:%d/", host, port)
+            if port is not None:
+                log.info("web server on http://%s:%d/", host, port)
+            for (bot_host, bot_port), game in bot_socket_addresses().items() if with_arena else ():
+                log.info("%s: listening for bots on %s:%d (WebSocket, any path)", game, bot_host, bot_port)
             freeze_startup_heap()
             if arena is not None:
                 asyncio.ensure_future(arena.start())
@@ -253,7 +264,10 @@ class Command(BaseCommand):
         if arena is not None:
             reactor.addSystemEventTrigger(
                 "before", "shutdown", lambda: defer.Deferred.fromFuture(asyncio.ensure_future(arena.stop())))
-        server = Server(application=application, endpoints=[f"tcp:port={port}:interface={host}"],
+        endpoints = [f"tcp:port={port}:interface={host}"] if port is not None else []
+        if with_arena:
+            endpoints += [f"tcp:port={bot_port}:interface={bot_host}" for bot_host, bot_port in bot_socket_addresses()]
+        server = Server(application=application, endpoints=endpoints,
                         ready_callable=ready, verbosity=0, websocket_max_message_size=MAX_WEBSOCKET_MESSAGE_BYTES,
                         websocket_max_frame_size=MAX_WEBSOCKET_MESSAGE_BYTES)
         server.run()

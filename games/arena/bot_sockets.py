@@ -1,0 +1,298 @@
+"""Bots over WebSocket (DESIGN.md, layer 3): a Channels consumer as the transport.
+
+Two halves that talk only through the channel layer, so that the consumer may run in a web
+process and the match in the arena process (the scaled deployment), or both in one (the
+default server):
+
+- :class:`BotSocketConsumer` (web side) holds the socket: admission per address, bounds on
+  each frame (size, rate), no ``Origin`` rule (bots send none, and this endpoint carries no
+  session or cookie authority), and forwards frames to the arena (``bot_socket.open``,
+  ``bot_socket.frame``, ``bot_socket.gone`` to :data:`~games.arena.service.CONTROL_GROUP`).
+- :class:`SocketConnection` (arena side) is the connection as a game's handler sees it, with
+  the same surface as a TCP :class:`~games.arena.transport.BotConnection` (``peer``,
+  ``write``, ``close``, ``spoke``): frames go back in order (``bot.send``), through a bounded
+  outbox; the first-message deadline closes a client that says nothing valid in time.
+
+A game offers its handler with :meth:`SocketGames.register` (``make_handler(connection)``,
+the handler having ``on_frame(text)`` and ``on_close()``); its port is the GameSpec's
+``bot_socket_port()`` (served by ``manage.py serve``, every path) and, on the main port,
+``/ws/bots/<game>/``.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from typing import Callable
+
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from games.arena.limits import TokenBucket
+from games.arena.transport import Admission, admission_from_settings
+
+log = logging.getLogger("arena.bot_sockets")
+
+#: Largest frame a bot may send (bytes of text); Hanabi's largest request is under 200.
+MAX_FRAME_BYTES = 16 * 1024
+#: Frames waiting to go to one bot before it counts as not reading and is dropped.  A game
+#: sends a bot one response per action, so a bot that reads never has more than a few.
+MAX_OUTBOX = 256
+#: Close codes.  A server may send only 1000 or 3000-4999 (autobahn, under Daphne, refuses
+#: the rest), so "too big" is 4013, not RFC 6455's 1009.
+CLOSE_NORMAL = 1000
+CLOSE_SILENT = 4000
+CLOSE_TOO_MANY_MESSAGES = 4008
+CLOSE_TOO_BIG = 4013
+CLOSE_REFUSED = 4029
+CLOSE_NO_ARENA = 4503
+
+_admissions: dict[str, Admission] = {}
+
+
+def admission_for(game: str) -> Admission:
+    """The per-address :class:`Admission` of ``game``'s bot sockets in this process (the
+    same settings as the TCP bot ports)."""
+    if game not in _admissions:
+        _admissions[game] = admission_from_settings(settings.ARENA)
+    return _admissions[game]
+
+
+class BotSocketConsumer(AsyncWebsocketConsumer):
+    """One bot's WebSocket, for the game ``scope["bot_game"]`` (set by the router) or the
+    ``game`` of the URL.  Closes: 4029 refused by the per-address caps (before the handshake
+    completes), 4013 a frame over :data:`MAX_FRAME_BYTES` or not text, 4008 over
+    ``ARENA_WS_MESSAGES_PER_S`` (burst ``ARENA_WS_BURST``)."""
+
+    async def connect(self):
+        from games.arena.service import CONTROL_GROUP
+
+        self.game = self.scope.get("bot_game") or self.scope["url_route"]["kwargs"]["game"]
+        client = self.scope.get("client") or ("?", 0)
+        self.host, self.peer = str(client[0]), f"{client[0]}:{client[1]}"
+        self.admission = admission_for(self.game)
+        self.admitted = False
+        refused = self.admission.admit(self.host)
+        if refused is not None:
+            self.admission.refused_one(self.peer, refused)
+            await self.close(code=CLOSE_REFUSED)
+            return
+        self.admitted = True
+        cfg = settings.ARENA
+        self.bucket = TokenBucket(cfg["WS_MESSAGES_PER_S"], cfg["WS_BURST"])
+        self.control = CONTROL_GROUP
+        self.closing = False
+        await self.accept()
+        await self.channel_layer.group_send(CONTROL_GROUP, {
+            "type": "bot_socket.open", "game": self.game, "channel": self.channel_name, "peer": self.peer})
+
+    async def receive(self, text_data=None, bytes_data=None):
+        if self.closing:
+            return
+        if text_data is None or len(text_data) > MAX_FRAME_BYTES:
+            await self._close(CLOSE_TOO_BIG, f"frames are JSON text of at most {MAX_FRAME_BYTES} bytes")
+            return
+        if not self.bucket.take():
+            await self._close(CLOSE_TOO_MANY_MESSAGES, "too many messages")
+            return
+        await self.channel_layer.group_send(self.control, {
+            "type": "bot_socket.frame", "channel": self.channel_name, "text": text_data})
+
+    async def _close(self, code: int, reason: str) -> None:
+        self.closing = True
+        await self.close(code=code, reason=reason)
+
+    async def disconnect(self, code):
+        if not getattr(self, "admitted", False):
+            return
+        self.admitted = False
+        self.admission.release(self.host)
+        await self.channel_layer.group_send(self.control, {"type": "bot_socket.gone", "channel": self.channel_name})
+
+    # --- from the arena -----------------------------------------------------------------------
+    async def bot_send(self, event):
+        if not self.closing:
+            await self.send(text_data=event["text"])
+
+    async def bot_close(self, event):
+        if not self.closing:
+            await self._close(event.get("code") or CLOSE_NORMAL, event.get("reason") or "")
+
+
+class SocketConnection:
+    """The arena's side of one bot socket (module docstring).  ``send`` is the channel
+    layer's ``send``; ``first_message_s`` (None: none) is the deadline for the handler's
+    :meth:`spoke`."""
+
+    def __init__(self, game: str, channel: str, peer: str, send: Callable, first_message_s: float | None):
+        self.game = game
+        self.channel = channel
+        self.peer = peer
+        self._send = send
+        self._outbox: deque = deque()
+        self._sender: asyncio.Task | None = None
+        self.closed = False
+        self.has_spoken = False
+        self.handler = None
+        self._silent_timer = (asyncio.get_running_loop().call_later(first_message_s, self._silent)
+                              if first_message_s is not None else None)
+
+    def spoke(self) -> None:
+        """The handler had a valid first message: the first-message deadline is over."""
+        self.has_spoken = True
+        if self._silent_timer is not None:
+            self._silent_timer.cancel()
+            self._silent_timer = None
+
+    def _silent(self) -> None:
+        self._silent_timer = None
+        log.info("%s: nothing valid within %g s of connecting; closed", self.peer,
+                 settings.ARENA["FIRST_MESSAGE_TIMEOUT"])
+        self.close(CLOSE_SILENT, "no valid message in time")
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def write(self, text: str) -> bool:
+        """Queue one frame; returns False (and drops the bot) when :data:`MAX_OUTBOX` frames
+        already wait for it, or when it is gone."""
+        if self.closed:
+            return False
+        if len(self._outbox) >= MAX_OUTBOX:
+            log.warning("%s: not reading what we send; connection dropped", self.peer)
+            self._outbox.clear()
+            self.close(CLOSE_TOO_MANY_MESSAGES, "not reading")
+            return False
+        self._queue({"type": "bot.send", "text": text})
+        return True
+
+    def close(self, code: int = CLOSE_NORMAL, reason: str = "") -> None:
+        """Close after what was written has gone (``code`` 1000 by default); the handler hears
+        of it through ``on_close`` once the consumer reports the socket gone."""
+        if self.closed:
+            return
+        self._queue({"type": "bot.close", "code": code, "reason": reason})
+        self.closed = True
+
+    def _queue(self, message: dict) -> None:
+        # One sender per connection keeps the frames in order over a channel layer whose
+        # send awaits the network (Redis).
+        self._outbox.append(message)
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        while self._outbox:
+            message = self._outbox.popleft()
+            try:
+                await self._send(self.channel, message)
+            except Exception as exc:  # ChannelFull or the layer is down: the bot is lost
+                log.warning("%s: could not send (%s); dropped", self.peer, exc)
+                self._outbox.clear()
+                self.closed = True
+                return
+
+    def lost(self) -> None:
+        """The consumer reported the socket gone."""
+        self.closed = True
+        self._outbox.clear()
+        if self._silent_timer is not None:
+            self._silent_timer.cancel()
+            self._silent_timer = None
+        if self.handler is not None:
+            try:
+                self.handler.on_close()
+            except Exception:
+                log.exception("%s: handling the disconnect failed", self.peer)
+
+
+class SocketGames:
+    """The arena's registry of bot-socket games and their open connections (by the
+    consumer's channel name)."""
+
+    def __init__(self, send: Callable):
+        self._send = send
+        self.handlers: dict[str, Callable] = {}
+        self.connections: dict[str, SocketConnection] = {}
+
+    def register(self, game: str, make_handler: Callable[[SocketConnection], object]) -> None:
+        """``make_handler(connection)`` builds the handler of each new socket of ``game``."""
+        self.handlers[game] = make_handler
+
+    def unregister(self, game: str) -> None:
+        """Stop taking ``game``'s sockets and close those open."""
+        self.handlers.pop(game, None)
+        for conn in list(self.connections.values()):
+            if conn.game == game:
+                conn.close(CLOSE_NORMAL, "server stopping")
+
+    def handle(self, msg: dict) -> bool:
+        """Handle a ``bot_socket.*`` control message; False if ``msg`` is not one."""
+        kind = msg.get("type")
+        if kind == "bot_socket.frame":
+            conn = self.connections.get(msg.get("channel"))
+            if conn is not None and not conn.closed and conn.handler is not None:
+                conn.handler.on_frame(msg.get("text") or "")
+        elif kind == "bot_socket.open":
+            make_handler = self.handlers.get(msg.get("game"))
+            channel = str(msg.get("channel"))
+            if make_handler is None:  # no arena takes this game's bots (yet)
+                asyncio.get_running_loop().create_task(self._send(channel, {
+                    "type": "bot.close", "code": CLOSE_NO_ARENA, "reason": "no arena is taking bots for this game"}))
+                return True
+            conn = SocketConnection(msg["game"], channel, str(msg.get("peer")), self._send,
+                                    settings.ARENA["FIRST_MESSAGE_TIMEOUT"])
+            self.connections[channel] = conn
+            conn.handler = make_handler(conn)
+        elif kind == "bot_socket.gone":
+            conn = self.connections.pop(msg.get("channel"), None)
+            if conn is not None:
+                conn.lost()
+        else:
+            return False
+        return True
+
+
+def bot_socket_addresses() -> dict[tuple[str, int], str]:
+    """(host, port) -> game slug of every game whose bots connect over WebSocket to a port of
+    their own (``GameSpec.bot_socket_address()``)."""
+    from games.arena import registry
+
+    return {address: spec.slug for spec in registry.all_games()
+            if (address := spec.bot_socket_address()) is not None}
+
+
+def bot_socket_ports() -> dict[int, str]:
+    """Port -> game slug, from :func:`bot_socket_addresses`."""
+    return {port: game for (_, port), game in bot_socket_addresses().items()}
+
+
+class BotPortRouter:
+    """ASGI: a connection to a game's bot port (:func:`bot_socket_ports`, matched on the port
+    the server accepted it on) is that game's bot socket whatever its path, as the original
+    Hanabi server takes any path; HTTP there gets a ``404`` saying what the port is for.
+    Everything else goes to ``application``; on the main port ``/ws/bots/<game>/`` is the
+    same consumer (for a deployment behind one proxy)."""
+
+    def __init__(self, application, ports: dict[int, str]):
+        self.application = application
+        self.ports = ports
+        self.bots = BotSocketConsumer.as_asgi()
+
+    async def __call__(self, scope, receive, send):
+        server = scope.get("server") or (None, None)
+        game = self.ports.get(server[1])
+        if game is None:
+            if scope["type"] == "websocket" and scope.get("path", "").startswith("/ws/bots/"):
+                parts = scope["path"].strip("/").split("/")
+                if len(parts) == 3 and parts[2] in self.ports.values():
+                    return await self.bots(dict(scope, bot_game=parts[2]), receive, send)
+            return await self.application(scope, receive, send)
+        if scope["type"] == "websocket":
+            return await self.bots(dict(scope, bot_game=game), receive, send)
+        if scope["type"] == "http":
+            body = f"This port takes {game} bots over WebSocket (ws://host:{server[1]}/, any path).\n".encode()
+            await send({"type": "http.response.start", "status": 404,
+                        "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})

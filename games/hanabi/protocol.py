@@ -1,0 +1,230 @@
+"""Hanabi wire codec: WebSocket text frames of one JSON object (specs/hanabi-ws.*).
+
+Requests come from bots; every response is built per recipient from that seat's observation
+(:meth:`games.hanabi.rules.HanabiState.observation`), so a message carries only faces its
+recipient may see: its own cards with ``color``/``number`` null unless it knows them (the
+notes' rule, not the original's, which broadcast every hand and the deck), and the deck as
+ids alone.  Field names, nulls (never omitted), enum spellings and the error explanations
+are the original server's (Alexander-Miller/hanabi-server, ``src/responses.rs``).
+
+Seats and names.  Seat 0 moves first.  The original lists ``players`` in join order and lets
+the last to join move first; so that bots find the turn order where they expect it, the wire
+lists the seats as ``1, 2, ..., n-1, 0`` (the player who moved first last), which for an
+automatic table is exactly the join order (the arena seats the last to join at seat 0).
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from games.base import Action, ProtocolError
+
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+NUMBERS = ("ONE", "TWO", "THREE", "FOUR", "FIVE")
+COLORS = ("RED", "YELLOW", "GREEN", "BLUE", "WHITE")
+
+# The original's explanations (``responses::error_messages``), word for word.
+UNABLE_TO_GET_MSG_TYPE = "The type of the message could not be read."
+UNABLE_TO_DESERIALIZE_PAYLOAD = "The payload of the received message could not be deserialized."
+PLAYER_ALREADY_EXISTS = "A Player with the chosen name already exists."
+ALREADY_CONNECTED = "The Player is already connected."
+CONN_GAME_ALREADY_STARTED = "Connection refused because the game has already started."
+GAME_ALREADY_STARTED = "The game cannot be started because it's started already."
+NOT_YET_CONNECTED = "The Player is not yet connected."
+NO_HINT_TOKENS = "Hint token count is zero, a hint cannot be played."
+CARD_NOT_FOUND = "The given Card cannot be found on the Player's hand."
+PLAYER_NOT_FOUND = "The given Player could not be found."
+NOT_YOUR_TURN = "Tried to send a request when it was someone else's turn."
+
+#: Request types and the fields each must carry (name -> JSON type check).
+REQUESTS = {
+    "CONNECTION_REQUEST": {"name": str},
+    "GAME_START_REQUEST": {},
+    "HINT_COLOR_REQUEST": {"target_player": str, "color": str},
+    "HINT_NUMBER_REQUEST": {"target_player": str, "number": str},
+    "DISCARD_CARD_REQUEST": {"discarded_card_id": int},
+    "PLAY_CARD_REQUEST": {"played_card_id": int},
+}
+#: Card ids fit the original's ``usize``; larger numbers are not a card of any game.
+MAX_CARD_ID = 2**63 - 1
+
+
+class HanabiError(ProtocolError):
+    """A request the server answers with ``ERROR_RESPONSE``: ``explanation`` is one of the
+    original's sentences above, ``details`` what exactly was wrong (or None)."""
+
+    def __init__(self, explanation: str, details: str | None = None):
+        super().__init__(explanation if details is None else f"{explanation} ({details})")
+        self.explanation = explanation
+        self.details = details
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:30]} is out of range")
+    return value
+
+
+_loads = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float).decode
+
+
+def parse_request(text: str) -> dict:
+    """A request frame as a dict with its ``msg_type`` and the fields it needs (unknown fields
+    are ignored, as the original does).
+
+    Raises :class:`HanabiError`: ``UNABLE_TO_GET_MSG_TYPE`` when the frame is not a JSON
+    object with a known string ``msg_type``; ``UNABLE_TO_DESERIALIZE_PAYLOAD`` (with the field
+    at fault) when a field is missing or of the wrong type.  The caller bounds the frame's
+    size and nesting before calling."""
+    try:
+        msg = _loads(text)
+    except ValueError:
+        raise HanabiError(UNABLE_TO_GET_MSG_TYPE, "not JSON") from None
+    if not isinstance(msg, dict) or not isinstance(msg.get("msg_type"), str) or msg["msg_type"] not in REQUESTS:
+        raise HanabiError(UNABLE_TO_GET_MSG_TYPE)
+    for field, kind in REQUESTS[msg["msg_type"]].items():
+        value = msg.get(field)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise HanabiError(UNABLE_TO_DESERIALIZE_PAYLOAD, f"{field} must be a {_KIND_NAMES[kind]}")
+    if "color" in REQUESTS[msg["msg_type"]] and msg["color"] not in COLORS:
+        raise HanabiError(UNABLE_TO_DESERIALIZE_PAYLOAD, f"color must be one of {', '.join(COLORS)}")
+    if "number" in REQUESTS[msg["msg_type"]] and msg["number"] not in NUMBERS:
+        raise HanabiError(UNABLE_TO_DESERIALIZE_PAYLOAD, f"number must be one of {', '.join(NUMBERS)}")
+    for field in ("discarded_card_id", "played_card_id"):
+        if field in msg and not 0 <= msg[field] <= MAX_CARD_ID:
+            raise HanabiError(UNABLE_TO_DESERIALIZE_PAYLOAD, f"{field} must be a card id")
+    return msg
+
+
+_KIND_NAMES = {str: "string", int: "whole number"}
+
+
+def request_to_action(msg: dict, seat: int, names: list[str]) -> Action:
+    """The rules' action for a play, discard or hint request from ``seat`` (``names`` by seat).
+
+    Raises :class:`HanabiError` ``PLAYER_NOT_FOUND`` for a hint to a name not at the table,
+    or to the hinter (our rule: the original lets a player hint themselves, which tells them
+    about their own hand for one token; here a hint goes to another player)."""
+    kind = msg["msg_type"]
+    if kind == "PLAY_CARD_REQUEST":
+        return ["play", msg["played_card_id"]]
+    if kind == "DISCARD_CARD_REQUEST":
+        return ["discard", msg["discarded_card_id"]]
+    target = msg["target_player"]
+    if target not in names:
+        raise HanabiError(PLAYER_NOT_FOUND, f"no player named {target[:40]!r}")
+    index = names.index(target)
+    if index == seat:
+        raise HanabiError(PLAYER_NOT_FOUND, "a hint must go to another player")
+    if kind == "HINT_COLOR_REQUEST":
+        return ["color", index, msg["color"]]
+    return ["number", index, NUMBERS.index(msg["number"]) + 1]
+
+
+def wire_order(players: int) -> list[int]:
+    """Seats in the order the wire lists them: ``1 .. n-1`` then ``0`` (module docstring)."""
+    return list(range(1, players)) + [0]
+
+
+def _card(card: dict) -> dict:
+    number = card.get("number")
+    return {"id": card["id"], "color": card.get("color"), "number": NUMBERS[number - 1] if number else None}
+
+
+def _in_hand(card: dict) -> dict:
+    k = card["knowledge"]
+    return {"card": _card(card),
+            "knowledge": {"knows_color": k["color"] is not None, "knows_number": k["number"] is not None,
+                          "knows_color_not": list(k["not_colors"]),
+                          "knows_number_not": [NUMBERS[n - 1] for n in k["not_numbers"]]}}
+
+
+def game_state(obs: dict, names: list[str]) -> dict:
+    """The wire ``GameState`` of one observation (``names`` by seat); the deck's next card is
+    its last element, as the original draws from the end."""
+    return {
+        "hint_tokens": obs["hint_tokens"],
+        "hint_tokens_max": obs["hint_tokens_max"],
+        "err_tokens": obs["err_tokens"],
+        "played_cards": {color: NUMBERS[n - 1] for color, n in obs["fireworks"].items() if n},
+        "players": [{"name": names[s], "cards": [_in_hand(c) for c in obs["hands"][s]]}
+                    for s in wire_order(obs["players"])],
+        "deck": [{"id": i, "color": None, "number": None} for i in reversed(obs["deck"])],
+        "discarded_cards": [_card(c) for c in obs["discards"]],
+        "next_player": names[obs["on_turn"]] if obs["on_turn"] is not None else None,
+        "turns_left": obs["turns_left"],
+    }
+
+
+def encode(msg: dict) -> str:
+    """One frame's text."""
+    return _dumps(msg)
+
+
+def error_response(explanation: str, details: str | None = None) -> str:
+    """``ERROR_RESPONSE`` (notes: to the offending client only)."""
+    return encode({"msg_type": "ERROR_RESPONSE", "explanation": explanation, "err_details": details})
+
+
+def connection_response(names: list[str]) -> str:
+    """``CONNECTION_RESPONSE``: the players connected so far, in join order, the joiner last."""
+    return encode({"msg_type": "CONNECTION_RESPONSE", "names": list(names)})
+
+
+def game_start_response(obs: dict, names: list[str]) -> str:
+    """``GAME_START_RESPONSE`` with the recipient's initial state."""
+    return encode({"msg_type": "GAME_START_RESPONSE", "game_state": game_state(obs, names)})
+
+
+def game_over_response(score: int) -> str:
+    """``GAME_OVER_RESPONSE``: sent instead of the final action's response."""
+    return encode({"msg_type": "GAME_OVER_RESPONSE", "score": score})
+
+
+def action_response(happening: dict, obs: dict, names: list[str]) -> str:
+    """The response to one play, discard or hint (a happening of
+    :meth:`games.hanabi.rules.HanabiState.apply`) as the recipient whose observation ``obs``
+    is sees it.  A drawn card is shown as it appears in ``obs`` (its face hidden from the
+    drawer, who cannot see their own cards).  Raises ``ValueError`` for another happening."""
+    kind = happening["type"]
+    state = game_state(obs, names)
+    actor = names[happening["seat"]]
+    if kind == "hint":
+        target = names[happening["target"]]
+        if "color" in happening:
+            return encode({"msg_type": "HINT_COLOR_RESPONSE", "hinting_player": actor, "target_player": target,
+                           "hinted_color": happening["color"], "game_state": state})
+        return encode({"msg_type": "HINT_NUMBER_RESPONSE", "hinting_player": actor, "target_player": target,
+                       "hinted_number": NUMBERS[happening["number"] - 1], "game_state": state})
+    drawn = None
+    if happening.get("drawn") is not None:
+        seen = next((c for c in obs["hands"][happening["seat"]] if c["id"] == happening["drawn"]), None)
+        drawn = _card(seen) if seen is not None else {"id": happening["drawn"], "color": None, "number": None}
+    if kind == "play":
+        return encode({"msg_type": "PLAY_CARD_RESPONSE", "playing_player": actor,
+                       "played_card": _card(happening["card"]), "drawn_card": drawn,
+                       "success": bool(happening["success"]), "game_state": state})
+    if kind == "discard":
+        return encode({"msg_type": "DISCARD_CARD_RESPONSE", "discarding_player": actor,
+                       "discarded_card": _card(happening["card"]), "drawn_card": drawn, "game_state": state})
+    raise ValueError(f"no response for a {kind!r} happening")
+
+
+def refusal(state: Any, seat: int, action: Action) -> HanabiError | None:
+    """Why the rules refuse ``action`` from ``seat`` (on turn) in ``state``, as the original
+    words it, or None when it is legal: a card not in the hand is ``CARD_NOT_FOUND``, a hint
+    without a token ``NO_HINT_TOKENS``."""
+    if state.is_legal(seat, action):
+        return None
+    if action[0] in ("play", "discard"):
+        return HanabiError(CARD_NOT_FOUND, f"card {action[1]} is not in your hand")
+    if state.hint_tokens <= 0:
+        return HanabiError(NO_HINT_TOKENS)
+    return HanabiError(PLAYER_NOT_FOUND, "that hint is not allowed")
