@@ -11,7 +11,7 @@ import asyncio
 import json
 import logging
 import time
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from games.arena.eventlog import EventRow, EventWriter
 from games.arena.registry import GameSpec
@@ -49,6 +49,19 @@ def view_message(body: dict) -> dict:
     """
     return {"type": "match.view", "version": body["version"], "ts": body["ts"], "audience": body["audience"],
             "text": json.dumps(body)}
+
+
+class Told(NamedTuple):
+    """What a step told that the next views carry: the rules' ``happenings``, the step's
+    ``answers`` (public facts only, :meth:`EventRow.told`; None: no step) and ``details``
+    (seat -> its own answer's full explanation, for hidden-information games; else None)."""
+
+    happenings: list
+    answers: list | None
+    details: dict | None
+
+
+Told.NOTHING = Told([], None, None)
 
 
 class MatchRunner:
@@ -124,6 +137,7 @@ class MatchRunner:
         self.stop_reason: str | None = None
         self._asked: list = []  # the futures of the step in hand
         self._interrupted: tuple | None = None  # (seat, Answer) that ends the step in hand
+        self._answered_at = 0.0  # when the last step's answers were in (perf_counter seconds)
 
     # --- watchers, pause and step -------------------------------------------------------------
     def add_watcher(self, watcher) -> None:
@@ -299,8 +313,7 @@ class MatchRunner:
         self._check_presence()
         if self.abandoned:
             return None  # the arena tells every page how the match ended
-        self.version += 1
-        await self._publish_views([], None)
+        await self._show(Told.NOTHING)
         return None
 
     async def human_action(self, seat: int, version: int, action) -> str | None:
@@ -320,96 +333,145 @@ class MatchRunner:
     async def run(self) -> dict:
         """Play the match to the end, or until it is :attr:`abandoned`; returns the rules'
         result.  Cancellation propagates (the caller marks the match aborted); every answer
-        applied is already in the log."""
-        state = self.state
-        endpoints = self.endpoints
-        happenings: list[dict] = []
-        answers_out = None
-        details_out = None
-        server_times = self.server_times
-        t_answered = 0.0
-        self.started = True
-        for seat, ep in enumerate(endpoints):
-            ep.start(state, seat)
-        for watcher in list(self.watchers):
-            self._tell(watcher, [], None)
+        applied is already in the log.
+
+        Each turn of the loop is one step, each concern one method: wait while paused
+        (:meth:`_wait_if_paused`), ask the seats and publish the views that carry the requests
+        (:meth:`_ask`), gather the answers or the interruption (:meth:`_answers`), log and
+        apply them (:meth:`_apply`), stop when nobody is left or the match is too long
+        (:meth:`_must_stop`), and give people a moment after a round (:meth:`_round_pause`).
+        Every view goes out through :meth:`_show`, the one place that moves the version."""
+        self._begin()
+        told = Told.NOTHING  # what the last step told that no view has carried yet
         while not self.abandoned:
-            self.version += 1
-            actors = state.to_act()
+            actors = self.state.to_act()
             if actors and self.paused:
-                if self._steps == 0:  # it will wait: show the state it waits in first
-                    await self._publish_views(happenings, answers_out, details_out)
-                    happenings, answers_out, details_out = [], None, None
-                    self.version += 1
-                await self._hold()
+                told = await self._wait_if_paused(told)
                 if self.abandoned:
                     break
-            # After a step with happenings (a round over), bots got them a moment ago
-            # (notify); on a table without people (whose views carry their requests, so
-            # must follow them) the views go out first, so that the next request does not
-            # reach a bot in the same TCP read as the happening: bots that parse one
-            # message per read are common in courses, and work on the reference server.
-            views_first = bool(happenings) and not self.humans
-            if views_first:
-                await self._publish_views(happenings, answers_out, details_out)
-            if self._interrupted is None:
-                futures = [endpoints[s].ask(state, s, self.version) for s in actors]
-            else:  # ended before anyone was asked
-                futures = []
-            self._asked = futures
-            if server_times is not None and self.step:
-                server_times.append(time.perf_counter() - t_answered)
-            if not views_first:
-                await self._publish_views(happenings, answers_out, details_out)
+            futures = await self._ask(actors, told)
             if not actors:
                 break
-            answers = await asyncio.gather(*futures)
-            if self.abandoned:
-                break  # dropped: nobody is left to play the step for
-            if self._interrupted is not None:
-                interrupter, answer = self._interrupted
-                actors, answers = (interrupter,), [answer]
-            self._asked = []
-            t_answered = time.perf_counter()
-            self.step += 1
-            actions = {}
-            events = []
-            for seat, answer in zip(actors, answers):
-                actions[seat] = answer.action
-                self.seq += 1
-                events.append(EventRow(self.match_id, self.seq, self.step, seat, answer.action,
-                                       answer.forced, answer.reason, answer.think_ms, answer.detail))
-                if answer.forced:
-                    log.info("match %s step %s seat %s forced: %s", self.match_id, self.step, seat, answer.reason)
-            await self.writer.append(events)  # waits while the log is full (bounded memory)
-            happenings = state.apply(actions)
-            hidden = self.spec.hidden_information
-            # With nothing to hide, details (a bot's debug hints, a refused move) go to everyone;
-            # else only to their own seat.
-            answers_out = [e.told(not hidden) for e in events]
-            details_out = {e.seat: e.detail for e in events if e.detail} if hidden else None
-            for seat, ep in enumerate(endpoints):
-                ep.notify(state, seat, happenings)
-            if self.watchers:
-                told = [e.told(True) for e in events]
-                for watcher in list(self.watchers):
-                    self._tell(watcher, happenings, told)
-            if self.snapshot_every and self.step % self.snapshot_every == 0:
-                self.snapshots.append((self.step, self.seq, pack_snapshot(state, self.seq)))
-            self._check_presence()  # nobody left to play for: stop, don't forfeit the rest
-            if self.abandoned:
+            answers = await self._answers(actors, futures)
+            if answers is None:
                 break
-            if self.max_steps and self.step >= self.max_steps and not state.is_terminal():
-                self.cut_short = f"stopped after {self.step} steps, the most a match may have"
+            told = await self._apply(answers)
+            if self._must_stop():
                 break
-            if happenings and self.round_pause_s and not state.is_terminal() and self.spec.pause_after(happenings):
-                # Show the outcome (a trick, a round) at once, then give people time to read
-                # it before the next request goes out.
-                self.version += 1
-                await self._publish_views(happenings, answers_out, details_out)
-                await asyncio.sleep(self.round_pause_s)
-                happenings, answers_out, details_out = [], None, None
-        return state.result()
+            told = await self._round_pause(told)
+        return self.state.result()
+
+    def _begin(self) -> None:
+        """The match starts: every seat and watcher is told (before any request)."""
+        self.started = True
+        for seat, ep in enumerate(self.endpoints):
+            ep.start(self.state, seat)
+        for watcher in list(self.watchers):
+            self._tell(watcher, [], None)
+
+    async def _show(self, told: "Told", ask: Callable[[], None] | None = None) -> None:
+        """Publish a new version of the views with ``told``; with ``ask``, the requests of that
+        version go out too (``ask()``), before the views or after them (see below)."""
+        self.version += 1
+        # After a step with happenings (a round over), bots got them a moment ago (notify);
+        # on a table without people (whose views carry their requests, so must follow them)
+        # the views go out first, so that the next request does not reach a bot in the same
+        # TCP read as the happening: bots that parse one message per read are common in
+        # courses, and work on the reference server.
+        views_first = ask is not None and bool(told.happenings) and not self.humans
+        if views_first:
+            await self._publish_views(*told)
+        if ask is not None:
+            ask()
+        if not views_first:
+            await self._publish_views(*told)
+
+    async def _wait_if_paused(self, told: "Told") -> "Told":
+        """Hold the match while it is paused (:meth:`pause`), showing the state it waits in
+        first; returns what is still to be told."""
+        if self._steps == 0:  # it will wait
+            await self._show(told)
+            told = Told.NOTHING
+        await self._hold()
+        return told
+
+    async def _ask(self, actors: tuple[int, ...], told: "Told") -> list:
+        """Ask ``actors`` for this step (none when an interruption already ended it) and show
+        the views that carry the requests; returns the answers' futures."""
+        futures: list = []
+
+        def ask() -> None:
+            if self._interrupted is None:
+                futures.extend(self.endpoints[s].ask(self.state, s, self.version) for s in actors)
+            self._asked = futures
+            if self.server_times is not None and self.step:
+                self.server_times.append(time.perf_counter() - self._answered_at)
+
+        await self._show(told, ask)
+        return futures
+
+    async def _answers(self, actors: tuple[int, ...], futures: list) -> list[tuple[int, Answer]] | None:
+        """The step's ``(seat, answer)`` pairs: the asked seats' answers, or only the
+        interrupting seat's (:meth:`interrupt`); None when the match was abandoned meanwhile
+        (the step is dropped: nobody is left to play it for)."""
+        answers = await asyncio.gather(*futures)
+        if self.abandoned:
+            return None
+        self._asked = []
+        self._answered_at = time.perf_counter()
+        if self._interrupted is not None:
+            return [self._interrupted]
+        return list(zip(actors, answers))
+
+    async def _apply(self, answers: list[tuple[int, Answer]]) -> "Told":
+        """Log the step's answers (waiting while the log is full), apply them, and pass the
+        happenings to the seats and watchers; returns what the views must tell."""
+        self.step += 1
+        events = []
+        for seat, answer in answers:
+            self.seq += 1
+            events.append(EventRow(self.match_id, self.seq, self.step, seat, answer.action,
+                                   answer.forced, answer.reason, answer.think_ms, answer.detail))
+            if answer.forced:
+                log.info("match %s step %s seat %s forced: %s", self.match_id, self.step, seat, answer.reason)
+        await self.writer.append(events)  # waits while the log is full (bounded memory)
+        happenings = self.state.apply({seat: answer.action for seat, answer in answers})
+        for seat, ep in enumerate(self.endpoints):
+            ep.notify(self.state, seat, happenings)
+        if self.watchers:
+            told = [e.told(True) for e in events]
+            for watcher in list(self.watchers):
+                self._tell(watcher, happenings, told)
+        if self.snapshot_every and self.step % self.snapshot_every == 0:
+            self.snapshots.append((self.step, self.seq, pack_snapshot(self.state, self.seq)))
+        # With nothing to hide, details (a bot's debug hints, a refused move) go to everyone;
+        # else only to their own seat.
+        hidden = self.spec.hidden_information
+        return Told(happenings, [e.told(not hidden) for e in events],
+                    {e.seat: e.detail for e in events if e.detail} if hidden else None)
+
+    def _must_stop(self) -> bool:
+        """Whether the match stops unfinished after this step: nobody is left to play for
+        (:attr:`abandoned`; the rest is not forfeited), or it reached :attr:`max_steps`
+        (:attr:`cut_short`)."""
+        self._check_presence()
+        if self.abandoned:
+            return True
+        if self.max_steps and self.step >= self.max_steps and not self.state.is_terminal():
+            self.cut_short = f"stopped after {self.step} steps, the most a match may have"
+            return True
+        return False
+
+    async def _round_pause(self, told: "Told") -> "Told":
+        """After a step that ends a round (``spec.pause_after``) at a table with people: show
+        its outcome at once, then give them ``round_pause_s`` to read it before the next
+        request; returns what is still to be told."""
+        if (told.happenings and self.round_pause_s and not self.state.is_terminal()
+                and self.spec.pause_after(told.happenings)):
+            await self._show(told)
+            await asyncio.sleep(self.round_pause_s)
+            return Told.NOTHING
+        return told
 
     def close(self) -> None:
         """Release what the runner holds after :meth:`run` (returned, raised or was cancelled):
