@@ -71,7 +71,7 @@ async def test_a_bot_that_parses_one_message_per_read_gets_each_round_over_and_m
     arena.layer.group_send = group_send_that_takes_a_moment
     await arena.start()
     try:
-        listening = [spec.slug for spec in registry.all_games() if spec.start_listener]
+        listening = [spec.slug for spec in registry.all_games() if spec.listens]
         port = arena.listeners[listening.index("liars_dice")].port
         bots = [NaiveBot(), NaiveBot()]
         await asyncio.wait_for(asyncio.gather(*(bot.play(port) for bot in bots)), 30)

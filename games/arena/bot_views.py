@@ -29,7 +29,7 @@ from games.arena.models import RegisteredBot
 
 def http_games() -> list:
     """Games whose bots the server calls over HTTP."""
-    return [g for g in registry.all_games() if g.http_bot_endpoint is not None]
+    return [g for g in registry.all_games() if g.bot_access == "http"]
 
 
 class BotForm(forms.ModelForm):

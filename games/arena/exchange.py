@@ -31,7 +31,7 @@ def export(request, match_id: int, fmt: str):
     state = replay.final_state(match)
     names = [s.display_name for s in match.seats.all()]
     try:
-        filename, content_type, text = spec.exports[fmt][1](match, state, names, request.GET)
+        filename, content_type, text = spec.export(fmt, match, state, names, request.GET)
     except ValueError as exc:
         raise Http404(str(exc))
     response = HttpResponse(text, content_type=content_type)
@@ -40,16 +40,16 @@ def export(request, match_id: int, fmt: str):
 
 
 def external_replay(request, match_id: int):
-    """Redirect to the finished match's replay on another site (``GameSpec.external_replay``,
+    """Redirect to the finished match's replay on another site (``GameSpec.external_replay_url``,
     e.g. hanab.live), built from the event log when asked for, not with every page view."""
     match = Match.objects.prefetch_related("seats").filter(pk=match_id).first()
     if match is None or match.status not in DONE:
         raise Http404("only finished matches can be opened elsewhere")
     spec = registry.get(match.game)
-    if spec.external_replay is None:
+    if not spec.external_replay_label:
         raise Http404("this game is not replayed on another site")
     state = replay.final_state(match)
-    return redirect(spec.external_replay[1](match, state, [s.display_name for s in match.seats.all()]))
+    return redirect(spec.external_replay_url(match, state, [s.display_name for s in match.seats.all()]))
 
 
 class InFlight:
@@ -93,7 +93,7 @@ def import_log(request, game: str):
         spec = registry.get(game)
     except KeyError:
         raise Http404("no such game")
-    if spec.import_match is None:
+    if not spec.import_formats:
         raise Http404("this game has no log format")
     status = 200
     if request.method == "POST":

@@ -129,14 +129,16 @@ def winners(result: dict | None) -> set[int]:
 
 def result_sides(match: Match, spec) -> list[dict] | None:
     """A finished match's result as the pages show it, one entry per side: ``{"label",
-    "names": [str], "score", "won"}``; per team for games with ``spec.teams`` (so both
-    partners are winners), None for other games (their seats are listed one by one)."""
-    if spec.teams is None or match.status != Match.Status.FINISHED:
+    "names": [str], "score", "won"}``; per team for games with teams (``spec.teams(config)``
+    not None: both partners are winners), None for other games (their seats are listed one
+    by one)."""
+    teams = spec.teams(match.config)
+    if teams is None or match.status != Match.Status.FINISHED:
         return None
     seats = {s.index: s for s in match.seats.all()}
     won = winners(match.result)
     sides = []
-    for label, members in spec.teams(match.config):
+    for label, members in teams:
         present = [seats[i] for i in members if i in seats]
         score = next((s.final_score for s in present if s.final_score is not None), None)
         sides.append({"label": label, "names": [s.display_name for s in present], "score": score,

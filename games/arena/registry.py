@@ -1,16 +1,57 @@
-"""The games the arena knows, each described by a :class:`GameSpec`.
+"""The games the arena knows, each described by a subclass of :class:`GameSpec`.
 
-The arena core is game-agnostic: everything it needs to know about a game (rules, seats,
-configuration form, built-in bots, what a person's silence means, the bot listener) is here.
-Games register themselves when Django starts (their apps' ``ready``; see :func:`register`).
+The arena core is game-agnostic: everything it needs to know about a game is in that game's
+``GameSpec`` subclass, in five sections a maintainer reads in this order:
+
+1. **Rules and configuration**: ``slug``, ``title``, the create-table form's
+   ``config_fields``, ``builtin_bots``, ``hidden_information``; ``new_state``,
+   ``normalize_config``, ``num_seats``, ``limit_config``, ``auto_config``, and the form's
+   :meth:`GameSpec.table_config` built on them.
+2. **People**: who plays for or against a person (``standin``, ``strongest_bot``) and what a
+   person is asked and what their silence means (``human_auto_answer``, ``human_prompt``,
+   ``human_timeout_answer``, ``human_action_ok``).
+3. **Bot access**: ``bot_access`` ("tcp", "websocket" or "http") and the hooks it calls for:
+   ``start_listener``, ``listener_settings_problem``, ``bot_socket_address``;
+   ``http_bot_endpoint``, ``http_bot_probe``; the lobby's ``protocol_note``.
+4. **Files**: ``exports`` and ``export``; ``import_formats``, ``import_accept`` and
+   ``import_match``; ``external_replay_label`` and ``external_replay_url``.
+5. **Presentation**: ``seats_note``, ``seat_label``, ``seat_tag``, ``teams``,
+   ``describe_config`` (:meth:`GameSpec.config_summary`), ``pause_after``.
+
+Plain values are class attributes, behaviour is methods (a hook that is only an existing
+function may name it: ``new_state = staticmethod(rules.new_state)``).  The base class gives
+every optional one a default and raises ``NotImplementedError`` for what each game must say.
+
+**What a game lacks.**  A game says which optional capabilities it has in plain class
+attributes, and the arena reads those, never whether a method is there:
+
+- ``bot_access``: "tcp" or "websocket" (:attr:`GameSpec.listens`: ``start_listener`` is
+  called), "http" (``http_bot_endpoint`` and ``http_bot_probe`` are), None (built-in bots only);
+- ``import_formats``: empty: the game reads no log files (``import_match`` is not called);
+- ``exports``: empty: no downloads (``export`` is not called);
+- ``external_replay_label``: "": no other site replays it (``external_replay_url`` is not called);
+- ``standin``, ``strongest_bot``: None: no such bot.
+
+The base's methods behind a capability a game lacks raise ``NotImplementedError``.  Hooks whose
+answer may be "none" return that by default and are always called: ``teams`` (None: each seat
+plays for itself), ``limit_config`` (no limit), ``listener_settings_problem`` (None: safe),
+``bot_socket_address`` (None: no WebSocket port of its own), ``human_auto_answer`` (None: ask).
+
+Each game subclasses ``GameSpec`` in ``games/<game>/game.py`` and registers one instance there
+(``SPEC = register(LiarsDiceSpec())``).  Each game is a Django app whose ``AppConfig.ready``
+imports that module (see :func:`register`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from games.base import Action, State
 from games.arena.seats import Answer
+
+#: The values of :attr:`GameSpec.bot_access`.
+BOT_ACCESS = (None, "tcp", "websocket", "http")
 
 
 @dataclass(frozen=True)
@@ -34,102 +75,56 @@ class ConfigField:
         return self.maximum if self.kind == "int" else self.default
 
 
-@dataclass(frozen=True)
 class GameSpec:
-    """Everything game-specific the arena and the web layer need.
+    """Everything game-specific the arena and the web layer need; each game subclasses it
+    (module docstring: the five sections, and how a game says it lacks a capability)."""
 
-    - ``new_state(config, seed)`` and ``normalize_config(config)`` (raises ``ValueError``);
-    - ``num_seats(config)``: seats at a table with this (normalized) configuration;
-    - ``builtin_bots``: name -> (label, policy(observation, legal_actions, rng) -> action);
-    - ``human_auto_answer(state, seat)``: an :class:`Answer` when a person has no real choice
-      (the request is then not shown), else None;
-    - ``human_prompt(state, seat)``: (kind, seconds) of the request shown to a person;
-    - ``human_timeout_answer(state, seat, seconds)``: the :class:`Answer` when they stay silent;
-    - ``human_action_ok(state, seat, action)``: whether a person's action is accepted;
-    - ``auto_config()``: the automatic table's configuration (from settings);
-    - ``http_bot_endpoint(registered_bot)``: the seat endpoint for a bot the server calls over
-      HTTP, and ``http_bot_probe(base_url, path_style)``: "test the connection" (games whose
-      bots are HTTP services only);
-    - ``exports``: format -> (label, ``export(match, state, names, params) -> (filename,
-      content type, text)``) for finished matches; ``import_match(text)`` reads a log file
-      into ``{"config", "steps": [(seat, action)], "names", "date"}`` (raises ``ValueError``);
-      ``import_formats`` (one plain-text line per accepted format) and ``import_accept`` (the
-      file input's ``accept``) tell the import page's visitors what to upload;
-    - ``start_listener(arena)``: starts the bot listener, returns an object with ``close()``;
-      ``listener_settings_problem()``: why the settings in force make it unsafe to start it (a
-      message naming the setting, and ``manage.py serve`` refuses to start), or None;
-    - ``protocol_note``: the lobby's line for bot authors (``{port}``: the listener's port);
-    - ``seat_label(config, index)``: how the table names a seat (e.g. "North");
-    - ``describe_config(config)``: the configuration as short phrases for the match header
-      (e.g. ``["1000 points to win", "Match bonus"]``); by default "<field label>: <value>";
-    - ``limit_config(config)``: raises ``ValueError`` (a message for the form) when a table with
-      this normalized configuration would make a match too long to keep and replay; the
-      fields' own bounds are checked by :meth:`table_config`;
-    - ``standin``: the built-in bot that plays for a person who left or is away (Jass: partners
-      should not suffer); None plays their seat as a silent bot (each request answered at once
-      as the game's timeout rule says: in Liar's Dice a lost round, as the reference does with
-      a disconnected bot);
-    - ``strongest_bot``: the built-in bot that plays best, which the lobby's "Play a bot now"
-      seats against a person (every other seat of the game's default table); None: the game
-      has no such button;
-    - ``seat_tag(config, index)``: a seat's short tag ("2", Jass "E"), added to a name that
-      more than one seat has ("Random bot (E)");
-    - ``hidden_information``: False for games where everyone may see everything (Blokus): a
-      forced move's or an annotated move's ``detail`` (e.g. a bot's debug hints) then goes to
-      everyone live, and pages do not speak of hidden hands;
-    - ``pause_after(happenings)``: whether a step with these happenings ends a round that people
-      at the table should have a moment to read (``ROUND_PAUSE``); by default any happening does;
-    - ``teams(config)``: for partnership games, ``[(label, seats)]`` (e.g. ``("N–S", (0, 2))``):
-      results are shown per team, every partner of a winning team marked as a winner; None
-      for games where each seat plays for itself.
-    """
+    # ---- Rules and configuration ---------------------------------------------------------
 
+    #: The game's key in URLs, settings (``<SLUG>_PORT``) and ``Match.game``, e.g. "liars_dice".
     slug: str
+    #: The game's name on pages, e.g. "Liar's Dice".
     title: str
-    new_state: Callable[[Mapping, int], State]
-    normalize_config: Callable[[Mapping], dict]
-    num_seats: Callable[[Mapping], int]
-    config_fields: tuple[ConfigField, ...]
-    builtin_bots: Mapping[str, tuple[str, Callable[..., Action]]]
-    human_auto_answer: Callable[[State, int], Answer | None]
-    human_prompt: Callable[[State, int], tuple[str, float]]
-    human_timeout_answer: Callable[[State, int, float], Answer]
-    human_action_ok: Callable[[State, int, Action], bool]
-    auto_config: Callable[[], dict] = dict
-    http_bot_endpoint: Callable[[Any], Any] | None = None
-    http_bot_probe: Callable[[str, str], Awaitable[dict]] | None = None
-    exports: Mapping[str, tuple[str, Callable[..., tuple[str, str, str]]]] = field(default_factory=dict)
-    import_match: Callable[[str], dict] | None = None
-    #: ``(label, url(match, state, names))``: a finished match opened on another site (Hanabi:
-    #: hanab.live's replay viewer); the match page links to it.  None: no such site.
-    external_replay: tuple[str, Callable[..., str]] | None = None
-    import_formats: tuple[str, ...] = ()
-    import_accept: str = ""
-    start_listener: Callable[[Any], Awaitable[Any]] | None = None
-    #: ``() -> (host, port)`` of the game's own WebSocket port for bots (Hanabi), served by
-    #: ``manage.py serve`` (games/arena/bot_sockets.py); None: the game has none.
-    bot_socket_address: Callable[[], tuple[str, int] | None] = field(default=lambda: None)
-    listener_settings_problem: Callable[[], str | None] | None = None
-    protocol_note: str = ""
-    #: Shown under the seat choices of the create-table form.
-    seats_note: str = ""
-    seat_label: Callable[[Mapping, int], str] = field(default=lambda config, index: f"Seat {index + 1}")
-    teams: Callable[[Mapping], list[tuple[str, tuple[int, ...]]]] | None = None
-    seat_tag: Callable[[Mapping, int], str] = field(default=lambda config, index: str(index + 1))
-    standin: str | None = None
-    strongest_bot: str | None = None
-    describe_config: Callable[[Mapping], list[str]] | None = None
+    #: The create-table form's settings, in the form's order.
+    config_fields: tuple[ConfigField, ...] = ()
+    #: name -> (label, ``policy(observation, legal_actions, rng) -> action``).
+    builtin_bots: Mapping[str, tuple[str, Callable[..., Action]]] = MappingProxyType({})
+    #: False for games where everyone may see everything (Blokus): a forced move's or an
+    #: annotated move's ``detail`` (e.g. a bot's debug hints) then goes to everyone live, and
+    #: pages do not speak of hidden hands.
     hidden_information: bool = True
-    pause_after: Callable[[list[dict]], bool] = field(default=bool)
-    limit_config: Callable[[Mapping], None] | None = None
+
+    def new_state(self, config: Mapping, seed: int) -> State:
+        """The first state of a match with this normalized configuration, dealt from ``seed``."""
+        raise NotImplementedError
+
+    def normalize_config(self, config: Mapping) -> dict:
+        """``config`` with defaults filled in and values checked as the rules accept them
+        (wider than the form's bounds: stored and imported matches replay through them).
+        Raises ``ValueError`` naming the setting."""
+        raise NotImplementedError
+
+    def num_seats(self, config: Mapping) -> int:
+        """Seats at a table with this normalized configuration."""
+        raise NotImplementedError
+
+    def limit_config(self, config: Mapping) -> None:
+        """Raises ``ValueError`` (a message for the form) when a table with this normalized
+        configuration would make a match too long to keep and replay; the fields' own bounds
+        are checked by :meth:`table_config`.  By default: no limit."""
+
+    def auto_config(self) -> dict:
+        """The automatic table's configuration (from settings; the rest defaults).  By
+        default: the rules' defaults."""
+        return {}
 
     def table_config(self, config: Mapping) -> dict:
         """The normalized configuration of a new table, within the create-table form's bounds.
 
         The rules accept wider configurations (stored and imported matches replay through
         them); a new table must stay inside each :class:`ConfigField`'s ``minimum`` ..
-        ``maximum`` and pass ``limit_config``, whatever the request says, so no request makes
-        a match too long to keep and replay.
+        ``maximum`` and pass :meth:`limit_config`, whatever the request says, so no request
+        makes a match too long to keep and replay.
         Raises ``ValueError`` naming the setting.
         """
         config = self.normalize_config(config)
@@ -139,14 +134,133 @@ class GameSpec:
                 raise ValueError(f"{f.label} must be from {f.minimum} to {f.maximum}.")
             if f.kind == "choice" and value not in dict(f.choices):
                 raise ValueError(f"{f.label}: choose one of {', '.join(label for _, label in f.choices)}.")
-        if self.limit_config is not None:
-            self.limit_config(config)
+        self.limit_config(config)
         return config
 
-    def config_summary(self, config: Mapping) -> list[str]:
-        """``describe_config(config)``, or each field's label and value ("on"/"off" for switches)."""
-        if self.describe_config is not None:
-            return self.describe_config(config)
+    # ---- People: prompts, timeouts, stand-ins --------------------------------------------
+
+    #: The built-in bot that plays for a person who left or is away (Jass: partners should
+    #: not suffer); None plays their seat as a silent bot (each request answered at once as
+    #: :meth:`human_timeout_answer` says: in Liar's Dice a lost round, as the reference does
+    #: with a disconnected bot).
+    standin: str | None = None
+    #: The built-in bot that plays best, which the lobby's "Play a bot now" seats against a
+    #: person (every other seat of the game's default table); None: no such button.
+    strongest_bot: str | None = None
+
+    def human_auto_answer(self, state: State, seat: int) -> Answer | None:
+        """An :class:`Answer` when a person has no real choice (the request is then not
+        shown), else None.  By default: None, always ask."""
+        return None
+
+    def human_prompt(self, state: State, seat: int) -> tuple[str, float]:
+        """``(kind, seconds)`` of the request shown to a person: what they are asked (the
+        game's script draws it) and their deadline."""
+        raise NotImplementedError
+
+    def human_timeout_answer(self, state: State, seat: int, seconds: float) -> Answer:
+        """The :class:`Answer` recorded when a person says nothing within ``seconds``."""
+        raise NotImplementedError
+
+    def human_action_ok(self, state: State, seat: int, action: Action) -> bool:
+        """Whether a person's action is accepted (a bad click is refused, not punished)."""
+        raise NotImplementedError
+
+    # ---- Bot access: listener or HTTP endpoint -------------------------------------------
+
+    #: How outside bots reach a seat (one of :data:`BOT_ACCESS`): "tcp" (they connect to the
+    #: game's port) or "websocket" (to its WebSocket port, :meth:`bot_socket_address`):
+    #: :meth:`start_listener`; "http" (the server calls registered bot services):
+    #: :meth:`http_bot_endpoint`, :meth:`http_bot_probe`; None: built-in bots only.
+    bot_access: str | None = None
+    #: The lobby's line for bot authors (``{port}``, ``{host}``: the listener's address).
+    protocol_note: str = ""
+
+    @property
+    def listens(self) -> bool:
+        """Whether bots connect to the arena (``bot_access`` "tcp" or "websocket"): tables
+        then offer "Open for any bot" seats and the arena calls :meth:`start_listener`."""
+        return self.bot_access in ("tcp", "websocket")
+
+    async def start_listener(self, arena) -> Any:
+        """Start taking bots in ``arena`` (games/arena/service.py); returns an object whose
+        ``close()`` stops it.  Called only when :attr:`listens`."""
+        raise NotImplementedError
+
+    def listener_settings_problem(self) -> str | None:
+        """Why the settings in force make it unsafe to start the listener (a message naming
+        the setting; ``manage.py serve`` then refuses to start), or None.  By default: None."""
+        return None
+
+    def bot_socket_address(self) -> tuple[str, int] | None:
+        """``(host, port)`` of the game's own WebSocket port for bots, served by ``manage.py
+        serve`` (games/arena/bot_sockets.py).  By default: None, the game has none."""
+        return None
+
+    def http_bot_endpoint(self, registered_bot) -> Any:
+        """The seat endpoint for a :class:`games.arena.models.RegisteredBot` the server calls
+        over HTTP.  Called only when ``bot_access == "http"``."""
+        raise NotImplementedError
+
+    async def http_bot_probe(self, base_url: str, path_style: str) -> dict:
+        """The Bots page's "test the connection": what a sample request to the service got
+        (shown to the bot's owner only).  Called only when ``bot_access == "http"``."""
+        raise NotImplementedError
+
+    # ---- Files: exports and imports ------------------------------------------------------
+
+    #: format -> label of each download of a finished match (:meth:`export`); empty: none.
+    exports: Mapping[str, str] = MappingProxyType({})
+    #: One plain-text line per log format the import page accepts; empty: the game imports
+    #: nothing (:meth:`import_match` is not called).
+    import_formats: tuple[str, ...] = ()
+    #: The import page's file input's ``accept``.
+    import_accept: str = ""
+    #: The match page's link to a finished match opened on another site (Hanabi: "Open in
+    #: hanab.live", :meth:`external_replay_url`); "": no such site.
+    external_replay_label: str = ""
+
+    def export(self, fmt: str, match, state: State, names: list[str], params: Mapping) -> tuple[str, str, str]:
+        """A finished ``match`` (its final ``state``, its seats' ``names``, the request's
+        query ``params``) in format ``fmt`` (a key of :attr:`exports`): ``(filename, content
+        type, text)``.  Raises ``ValueError`` for parameters that make no file."""
+        raise NotImplementedError
+
+    def import_match(self, text: str) -> dict:
+        """A log file read into ``{"config", "steps": [(seat, action)], "names", "date"}``.
+        Raises ``ValueError`` (a message for the uploader).  Called only when
+        :attr:`import_formats` is not empty."""
+        raise NotImplementedError
+
+    def external_replay_url(self, match, state: State, names: list[str]) -> str:
+        """The address of the finished ``match`` on the other site.  Called only when
+        :attr:`external_replay_label` is not empty."""
+        raise NotImplementedError
+
+    # ---- Presentation: labels, tags, teams -----------------------------------------------
+
+    #: Shown under the seat choices of the create-table form.
+    seats_note: str = ""
+
+    def seat_label(self, config: Mapping, index: int) -> str:
+        """How the table names a seat (e.g. "North").  By default "Seat N" (N from 1)."""
+        return f"Seat {index + 1}"
+
+    def seat_tag(self, config: Mapping, index: int) -> str:
+        """A seat's short tag ("2", Jass "E"), added to a name that more than one seat has
+        ("Random bot (E)").  By default "N" (from 1)."""
+        return str(index + 1)
+
+    def teams(self, config: Mapping) -> list[tuple[str, tuple[int, ...]]] | None:
+        """For partnership games, ``[(label, seats)]`` (e.g. ``("N–S", (0, 2))``): results
+        are shown per team, every partner of a winning team marked as a winner.  By default
+        None: each seat plays for itself."""
+        return None
+
+    def describe_config(self, config: Mapping) -> list[str]:
+        """The configuration as short phrases for the match header (e.g. ``["1000 points to
+        win", "Match bonus"]``).  By default each field's "<label>: <value>" ("on"/"off" for
+        switches, a choice's label)."""
         def shown(f: ConfigField) -> str:
             value = config[f.key]
             if f.kind == "bool":
@@ -155,14 +269,29 @@ class GameSpec:
 
         return [f"{f.label}: {shown(f)}" for f in self.config_fields if f.key in config]
 
+    def config_summary(self, config: Mapping) -> list[str]:
+        """The match header's phrases: :meth:`describe_config`."""
+        return self.describe_config(config)
+
+    def pause_after(self, happenings: list[dict]) -> bool:
+        """Whether a step with these happenings ends a round that people at the table should
+        have a moment to read (``ROUND_PAUSE``).  By default any happening does."""
+        return bool(happenings)
+
 
 GAMES: dict[str, GameSpec] = {}
 
 
 def register(spec: GameSpec) -> GameSpec:
-    """Add a game to :data:`GAMES`.  Each game is a Django app whose ``AppConfig.ready``
-    imports its ``game.py``, which calls this; ``INSTALLED_APPS`` orders them as the lobby
-    shows them.  A new game needs its app listed there, nothing changed here."""
+    """Add a game (an instance of its :class:`GameSpec` subclass) to :data:`GAMES` and return
+    it.  Each game is a Django app whose ``AppConfig.ready`` imports its ``game.py``, which
+    calls this; ``INSTALLED_APPS`` orders them as the lobby shows them.  A new game needs its
+    app listed there, nothing changed here.  Raises ``TypeError`` for a spec without a
+    ``slug`` or ``title``, or with a ``bot_access`` not in :data:`BOT_ACCESS`."""
+    if not getattr(spec, "slug", "") or not getattr(spec, "title", ""):
+        raise TypeError(f"{type(spec).__name__} needs a slug and a title")
+    if spec.bot_access not in BOT_ACCESS:
+        raise TypeError(f"{type(spec).__name__}.bot_access must be one of {BOT_ACCESS}, not {spec.bot_access!r}")
     GAMES[spec.slug] = spec
     return spec
 

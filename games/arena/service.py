@@ -100,7 +100,7 @@ class Arena:
         self._background.append(loop.create_task(self._sweep_loop(), name="arena-sweep"))
         if self.listen:
             for spec in registry.all_games():
-                if spec.start_listener:
+                if spec.listens:
                     self.listeners.append(await spec.start_listener(self))
         self.started.set()
 

@@ -92,13 +92,13 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
                               user_id=sitter.user_id, session_key=sitter.session_key))
         elif choice == OPEN_HUMAN:
             seats.append(Seat(index=index, kind=Seat.Kind.HUMAN))
-        elif choice == OPEN_BOT and spec.start_listener is not None:
+        elif choice == OPEN_BOT and spec.listens:
             seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL))
         elif choice.startswith(BUILTIN_PREFIX) and choice[len(BUILTIN_PREFIX):] in spec.builtin_bots:
             name = choice[len(BUILTIN_PREFIX):]
             seats.append(Seat(index=index, kind=Seat.Kind.BUILTIN, builtin_bot=name, occupied=True,
                               display_name=spec.builtin_bots[name][0]))
-        elif choice.startswith(REGISTERED_PREFIX) and spec.http_bot_endpoint is not None:
+        elif choice.startswith(REGISTERED_PREFIX) and spec.bot_access == "http":
             bot = RegisteredBot.objects.filter(game=game, pk=choice[len(REGISTERED_PREFIX):].strip() or 0).first()
             if bot is None:
                 raise ValueError("That registered bot does not exist (any more).")

@@ -111,7 +111,7 @@ def bot_address(request, spec) -> tuple[str, int] | None:
     calls the bots).  The host is the listener's own address when it is bound to one, else the
     name this request reached the site by, without its port (IPv6 in brackets)."""
     port = settings.ARENA.get(f"{spec.slug.upper()}_PORT")
-    if spec.start_listener is None or port is None:
+    if not spec.listens or port is None:
         return None
     bound = str(settings.ARENA.get(f"{spec.slug.upper()}_HOST", settings.ARENA["HOST"])).strip()
     host = bound if bound not in ANY_ADDRESS else split_domain_port(request.get_host())[0]
@@ -128,8 +128,9 @@ def play_bot_line(spec) -> str:
     label = spec.builtin_bots[spec.strongest_bot][0]
     if others == 1:
         return f"you against the {label}"
-    if spec.teams is not None:  # the first seat's partners are bots too
-        partners = len(next(seats for _, seats in spec.teams(config) if 0 in seats)) - 1
+    teams = spec.teams(config)
+    if teams is not None:  # the first seat's partners are bots too
+        partners = len(next(seats for _, seats in teams if 0 in seats)) - 1
         rivals = others - partners
         partner_text = f"a {label}" if partners == 1 else f"{_COUNTS.get(partners, partners)} {label}s"
         return f"you and {partner_text} against {_COUNTS.get(rivals, rivals)} {label}s"
@@ -146,10 +147,10 @@ def lobby(request):
         base = Match.objects.filter(game=spec.slug)
         address = bot_address(request, spec)
         if address is not None:
-            websocket = spec.bot_socket_address() is not None
+            websocket = spec.bot_access == "websocket"
             doors.append({"title": spec.title, "kind": "WebSocket" if websocket else "TCP",
                           "address": f"{'ws://' if websocket else ''}{address[0]}:{address[1]}"})
-        elif spec.http_bot_endpoint is not None:
+        elif spec.bot_access == "http":
             doors.append({"title": spec.title, "http": True})
         sections.append({
             "spec": spec,
@@ -158,8 +159,8 @@ def lobby(request):
             "recent": _with_seats(base.filter(status=Match.Status.FINISHED).order_by("-finished_at"))[:10],
             "port": address[1] if address else None,
             "protocol_note": spec.protocol_note.format(port=address[1], host=address[0]) if address else "",
-            "http_bots": spec.http_bot_endpoint is not None,
-            "importable": spec.import_match is not None,
+            "http_bots": spec.bot_access == "http",
+            "importable": bool(spec.import_formats),
             "play_bot": play_bot_line(spec) if spec.strongest_bot else "",
         })
     sitter = sitter_for(request)
@@ -217,15 +218,15 @@ def create_table(request, game: str):
     max_config = {f.key: f.widest for f in spec.config_fields}
     max_seats = spec.num_seats(spec.normalize_config(max_config))
     seat_options = [(tables.ME, "Me"), (tables.OPEN_HUMAN, "Open for a person")]
-    if spec.start_listener is not None:  # bots that connect to us; HTTP bots are registered instead
+    if spec.listens:  # bots that connect to us; HTTP bots are registered instead
         seat_options.append((tables.OPEN_BOT, "Open for any bot"))
     seat_options += [(tables.BUILTIN_PREFIX + name, f"Built-in: {label}") for name, (label, _) in spec.builtin_bots.items()]
-    if spec.http_bot_endpoint is not None:  # the user's own bots and those their owners share
+    if spec.bot_access == "http":  # the user's own bots and those their owners share
         seatable = Q(shared=True) | Q(owner_id=request.user.pk) if request.user.is_authenticated else Q(shared=True)
         seat_options += [(f"{tables.REGISTERED_PREFIX}{bot.pk}", f"Registered bot: {bot.name} ({bot.owner.get_username()})")
                          for bot in RegisteredBot.objects.filter(seatable, game=game).select_related("owner")]
     values = {f.key: f.default for f in spec.config_fields}
-    default_other = tables.OPEN_BOT if spec.start_listener else tables.BUILTIN_PREFIX + next(iter(spec.builtin_bots))
+    default_other = tables.OPEN_BOT if spec.listens else tables.BUILTIN_PREFIX + next(iter(spec.builtin_bots))
     choices = [tables.ME] + [default_other] * (max_seats - 1)
     previous = Match.objects.filter(pk=request.GET.get("again", "") if request.GET.get("again", "").isdigit() else 0,
                                     game=game).first()
@@ -281,7 +282,7 @@ def match_page(request, match_id: int):
     seats = list(match.seats.all())
     labels = [spec.seat_label(match.config, s.index) for s in seats]
     done = match.status in (Match.Status.FINISHED, Match.Status.ABORTED)
-    exports = [(fmt, label) for fmt, (label, _) in spec.exports.items()] if done else []
+    exports = list(spec.exports.items()) if done else []
     deals = match.result.get("deals") if isinstance(match.result, dict) else None
     return render(request, "arena/match.html", {
         "match": match, "spec": spec, "seats": seats, "sitter": sitter, "my_seat": my_seat,
@@ -293,7 +294,7 @@ def match_page(request, match_id: int):
         "spectators_see_all": match.omniscient and not any(s.kind == Seat.Kind.HUMAN for s in seats),
         "hidden_information": spec.hidden_information,
         "exports": exports,
-        "external_replay": spec.external_replay[0] if done and spec.external_replay else "",
+        "external_replay": spec.external_replay_label if done else "",
         # A match of several deals (Jass) also exports one deal at a time (first format, ?deal=N).
         "export_games": list(range(1, deals + 1)) if exports and isinstance(deals, int) and deals > 1 else [],
         "client": {"match": match.pk, "game": match.game, "status": match.status,

@@ -24,37 +24,6 @@ VARIANT_CHOICES = (
 )
 
 
-def human_prompt(state: rules.BlokusState, seat: int) -> tuple[str, float]:
-    """A person places a piece of the colour to move (or skips) within the Blokus deadline."""
-    return "move", settings.ARENA["BLOKUS_HUMAN_DEADLINE"]
-
-
-def human_timeout_answer(state: rules.BlokusState, seat: int, seconds: float) -> Answer:
-    """Silence skips the colour's turn; before its first piece, where skipping is not allowed,
-    it places the start piece at a random legal spot.  Either way a forced move, not the lost
-    game a silent bot gets (the contest's HARD_TIMEOUT): a person at our table should not lose
-    the whole game to one distraction."""
-    legal = state.legal_actions(seat)
-    skips = [a for a in legal if a[0] == "skip"]
-    if skips:
-        return Answer(skips[0], True, f"no move within {seconds:g} s: skipped")
-    return Answer(random.choice(legal), True, f"no move within {seconds:g} s: start piece placed at random")
-
-
-def human_action_ok(state: rules.BlokusState, seat: int, action) -> bool:
-    """People may place or skip as the rules allow; a bad click is refused, not punished
-    (forfeits are the server's to decide)."""
-    return isinstance(action, list) and bool(action) and action[0] in ("set", "skip") and state.is_legal(seat, action)
-
-
-def describe_config(config) -> list[str]:
-    """The match header's phrases: the contest year's rules, and an imported game's start piece."""
-    out = [f"Software-Challenge {config['variant']} rules"]
-    if config.get("start_piece"):
-        out.append(f"start piece: {piece_name(config['start_piece'])}")
-    return out
-
-
 def piece_name(kind: str) -> str:
     """What people call a piece (``PENTO_L`` -> "L pentomino"); the wire's names mean nothing
     at the table.  Unknown names are returned as they are."""
@@ -67,64 +36,109 @@ def piece_name(kind: str) -> str:
     return f"{letter} {word}" if word and letter else kind
 
 
-def _export_replay(match, state, names, params) -> tuple[str, str, str]:
-    # The room id a replay names: stable per match (an imported match's seed is 0 for all).
-    room_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"arena:match:{match.pk}"))
-    text = protocol.export_replay(match.config, match.seed, _steps(match), names, room_id=room_id)
-    return f"blokus-match{match.pk}.xml", "application/xml", text
+class BlokusSpec(GameSpec):
+    """Blokus: two seats (teams of two colours), a public board, bots over the
+    Software-Challenge XML protocol on a TCP port."""
 
-
-def _steps(match) -> list[tuple[int, object]]:
-    return [(seat, action) for seat, action in match.events.order_by("seq").values_list("seat", "action")]
-
-
-async def _start_listener(arena):
-    from games.blokus.transport import start_listener
-
-    return await start_listener(arena)
-
-
-def _listener_settings_problem() -> str | None:
-    from games.blokus.transport import admin_password_problem
-
-    return admin_password_problem(settings.ARENA["BLOKUS_HOST"], settings.ARENA["BLOKUS_ADMIN_PASSWORD"])
-
-
-SPEC = register(GameSpec(
-    slug="blokus",
-    title="Blokus",
-    new_state=rules.new_state,
-    normalize_config=rules.normalize_config,
-    num_seats=lambda config: 2,
-    config_fields=(
+    # ---- Rules and configuration
+    slug = "blokus"
+    title = "Blokus"
+    config_fields = (
         ConfigField("variant", "Software-Challenge rules", 0, 0, "2021", kind="choice", choices=VARIANT_CHOICES),
-    ),
-    describe_config=describe_config,
-    builtin_bots=BUILTIN_BOTS,
-    human_auto_answer=lambda state, seat: None,
-    human_prompt=human_prompt,
-    human_timeout_answer=human_timeout_answer,
-    human_action_ok=human_action_ok,
-    auto_config=lambda: {"variant": "2021"},
-    start_listener=_start_listener,
-    listener_settings_problem=_listener_settings_problem,
-    exports={"xml": ("replay file (Software-Challenge XML)", _export_replay)},
-    import_match=protocol.import_replay,
-    import_formats=("a Software-Challenge replay file (XML: <protocol>, every memento, the result), of a 2021 "
-                    "or 2027 game: one the official server wrote, or one downloaded from a finished match here.",),
-    import_accept=".xml,.txt,application/xml,text/xml",
-    standin="heuristic",
-    strongest_bot="heuristic",
-    # The board is public, and every step is one move: no round to pause after.
-    hidden_information=False,
-    pause_after=lambda happenings: False,
-    seat_label=lambda config, index: ("Team ONE (blue, red)", "Team TWO (yellow, green)")[index],
-    seat_tag=lambda config, index: rules.TEAMS[index],
-    protocol_note="Bots: connect over TCP to port {port} with the Software-Challenge XML protocol (game "
-                  "type swc_2021_blokus or swc_2027_blokus). A bot takes the oldest open bot seat of its "
-                  "game type, or waits at an automatic table. Organisers prepare, observe, pause and step "
-                  "games on the same port with the admin password.",
-    seats_note="Each seat is a team of two colours: ONE plays blue and red, TWO yellow and green. \"Open\" "
-               "seats wait for a person who opens the table's page, or for the next Software-Challenge client "
-               "that joins on the Blokus port with this table's game type.",
-))
+    )
+    builtin_bots = BUILTIN_BOTS
+    # The board is public.
+    hidden_information = False
+
+    new_state = staticmethod(rules.new_state)
+    normalize_config = staticmethod(rules.normalize_config)
+
+    def num_seats(self, config) -> int:
+        return 2
+
+    def auto_config(self) -> dict:
+        return {"variant": "2021"}
+
+    # ---- People
+    standin = "heuristic"
+    strongest_bot = "heuristic"
+
+    def human_prompt(self, state: rules.BlokusState, seat: int) -> tuple[str, float]:
+        """A person places a piece of the colour to move (or skips) within the Blokus deadline."""
+        return "move", settings.ARENA["BLOKUS_HUMAN_DEADLINE"]
+
+    def human_timeout_answer(self, state: rules.BlokusState, seat: int, seconds: float) -> Answer:
+        """Silence skips the colour's turn; before its first piece, where skipping is not allowed,
+        it places the start piece at a random legal spot.  Either way a forced move, not the lost
+        game a silent bot gets (the contest's HARD_TIMEOUT): a person at our table should not lose
+        the whole game to one distraction."""
+        legal = state.legal_actions(seat)
+        skips = [a for a in legal if a[0] == "skip"]
+        if skips:
+            return Answer(skips[0], True, f"no move within {seconds:g} s: skipped")
+        return Answer(random.choice(legal), True, f"no move within {seconds:g} s: start piece placed at random")
+
+    def human_action_ok(self, state: rules.BlokusState, seat: int, action) -> bool:
+        """People may place or skip as the rules allow; a bad click is refused, not punished
+        (forfeits are the server's to decide)."""
+        return (isinstance(action, list) and bool(action) and action[0] in ("set", "skip")
+                and state.is_legal(seat, action))
+
+    # ---- Bot access
+    bot_access = "tcp"
+    protocol_note = ("Bots: connect over TCP to port {port} with the Software-Challenge XML protocol (game "
+                     "type swc_2021_blokus or swc_2027_blokus). A bot takes the oldest open bot seat of its "
+                     "game type, or waits at an automatic table. Organisers prepare, observe, pause and step "
+                     "games on the same port with the admin password.")
+
+    async def start_listener(self, arena):
+        from games.blokus.transport import start_listener
+
+        return await start_listener(arena)
+
+    def listener_settings_problem(self) -> str | None:
+        """The admin password is the public example one on an address other than loopback."""
+        from games.blokus.transport import admin_password_problem
+
+        return admin_password_problem(settings.ARENA["BLOKUS_HOST"], settings.ARENA["BLOKUS_ADMIN_PASSWORD"])
+
+    # ---- Files
+    exports = {"xml": "replay file (Software-Challenge XML)"}
+    import_formats = ("a Software-Challenge replay file (XML: <protocol>, every memento, the result), of a 2021 "
+                      "or 2027 game: one the official server wrote, or one downloaded from a finished match here.",)
+    import_accept = ".xml,.txt,application/xml,text/xml"
+
+    def export(self, fmt, match, state, names, params) -> tuple[str, str, str]:
+        """The contest's replay file, from the event log."""
+        # The room id a replay names: stable per match (an imported match's seed is 0 for all).
+        room_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"arena:match:{match.pk}"))
+        steps = [(seat, action) for seat, action in match.events.order_by("seq").values_list("seat", "action")]
+        text = protocol.export_replay(match.config, match.seed, steps, names, room_id=room_id)
+        return f"blokus-match{match.pk}.xml", "application/xml", text
+
+    import_match = staticmethod(protocol.import_replay)
+
+    # ---- Presentation
+    seats_note = ("Each seat is a team of two colours: ONE plays blue and red, TWO yellow and green. \"Open\" "
+                  "seats wait for a person who opens the table's page, or for the next Software-Challenge client "
+                  "that joins on the Blokus port with this table's game type.")
+
+    def seat_label(self, config, index: int) -> str:
+        return ("Team ONE (blue, red)", "Team TWO (yellow, green)")[index]
+
+    def seat_tag(self, config, index: int) -> str:
+        return rules.TEAMS[index]
+
+    def describe_config(self, config) -> list[str]:
+        """The match header's phrases: the contest year's rules, and an imported game's start piece."""
+        out = [f"Software-Challenge {config['variant']} rules"]
+        if config.get("start_piece"):
+            out.append(f"start piece: {piece_name(config['start_piece'])}")
+        return out
+
+    def pause_after(self, happenings) -> bool:
+        """Never: every step is one move, there is no round to pause after."""
+        return False
+
+
+SPEC = register(BlokusSpec())

@@ -12,61 +12,85 @@ from games.hanabi.bots import BUILTIN_BOTS
 from games.hanabi.transport import forced_discard
 
 
-def human_prompt(state: rules.HanabiState, seat: int) -> tuple[str, float]:
-    """Only the player on turn is asked: a hint, a play or a discard."""
-    return "turn", settings.ARENA["HUMAN_DEADLINE"]
+class HanabiSpec(GameSpec):
+    """Hanabi: 2 to 5 players, bots over WebSocket on a port of its own (JSON as the original
+    server)."""
+
+    # ---- Rules and configuration
+    slug = "hanabi"
+    title = "Hanabi"
+    config_fields = (ConfigField("players", "Players", rules.MIN_PLAYERS, rules.MAX_PLAYERS, 3),)
+    builtin_bots = BUILTIN_BOTS
+
+    new_state = staticmethod(rules.new_state)
+    normalize_config = staticmethod(rules.normalize_config)
+
+    def num_seats(self, config) -> int:
+        return config["players"]
+
+    def auto_config(self) -> dict:
+        return {"players": 2}
+
+    # ---- People
+    standin = "convention"
+    strongest_bot = "convention"
+
+    def human_prompt(self, state: rules.HanabiState, seat: int) -> tuple[str, float]:
+        """Only the player on turn is asked: a hint, a play or a discard."""
+        return "turn", settings.ARENA["HUMAN_DEADLINE"]
+
+    def human_timeout_answer(self, state: rules.HanabiState, seat: int, seconds: float) -> Answer:
+        """Silence on turn discards a card for the player, as for a bot (transport.py)."""
+        return Answer(forced_discard(state, seat), True, f"no move within {seconds:g} s")
+
+    def human_action_ok(self, state: rules.HanabiState, seat: int, action) -> bool:
+        return state.is_legal(seat, action)
+
+    # ---- Bot access
+    bot_access = "websocket"
+    protocol_note = ("Bots: connect a WebSocket to port {port} (any path), JSON as the original Hanabi server. "
+                     "A bot takes the oldest open bot seat, or joins the automatic table; any player there "
+                     "starts it with GAME_START_REQUEST, and the last to join moves first.")
+
+    async def start_listener(self, arena):
+        from games.hanabi.transport import start_sockets
+
+        return start_sockets(arena)
+
+    def bot_socket_address(self) -> tuple[str, int]:
+        """``HANABI_HOST``, ``HANABI_PORT``."""
+        return settings.ARENA["HANABI_HOST"], settings.ARENA["HANABI_PORT"]
+
+    # ---- Files
+    exports = {"hanablive": "hanab.live game (JSON)"}
+    import_formats = ("hanab.live game JSON (its /export/<id> output), No Variant, 2 to 5 players",)
+    import_accept = ".json,application/json"
+    external_replay_label = "Open in hanab.live"
+
+    def export(self, fmt, match, state, names, params) -> tuple[str, str, str]:
+        """The game as hanab.live's JSON (its replay viewer and its ``/replay-json/`` loader)."""
+        game = hanablive.export_game(names, state.faces, state.history, seed=str(match.seed))
+        return f"hanabi-match{match.pk}.json", "application/json", json.dumps(game, indent=1)
+
+    import_match = staticmethod(hanablive.import_game)
+
+    def external_replay_url(self, match, state, names) -> str:
+        """hanab.live's replay viewer on this game (the compact form of its export)."""
+        return hanablive.replay_url(hanablive.export_game(names, state.faces, state.history))
+
+    # ---- Presentation
+    seats_note = ('"Open" seats wait for a person who opens the table\'s page, or for the next bot '
+                  "that connects to the Hanabi port.")
+
+    def seat_label(self, config, index: int) -> str:
+        return f"Player {index + 1}"
+
+    def describe_config(self, config) -> list[str]:
+        return [f"{config['players']} players", "third misplay ends the game"]
+
+    def pause_after(self, happenings) -> bool:
+        """Never: there are no rounds, every turn is shown as it happens."""
+        return False
 
 
-def human_timeout_answer(state: rules.HanabiState, seat: int, seconds: float) -> Answer:
-    """Silence on turn discards a card for the player, as for a bot (transport.py)."""
-    return Answer(forced_discard(state, seat), True, f"no move within {seconds:g} s")
-
-
-def _export_hanablive(match, state, names, params) -> tuple[str, str, str]:
-    """The game as hanab.live's JSON (its replay viewer and its ``/replay-json/`` loader)."""
-    game = hanablive.export_game(names, state.faces, state.history, seed=str(match.seed))
-    return f"hanabi-match{match.pk}.json", "application/json", json.dumps(game, indent=1)
-
-
-def _hanablive_url(match, state, names) -> str:
-    """hanab.live's replay viewer on this game (the compact form of its export)."""
-    return hanablive.replay_url(hanablive.export_game(names, state.faces, state.history))
-
-
-async def _start_sockets(arena):
-    from games.hanabi.transport import start_sockets
-
-    return start_sockets(arena)
-
-
-SPEC = register(GameSpec(
-    slug="hanabi",
-    title="Hanabi",
-    new_state=rules.new_state,
-    normalize_config=rules.normalize_config,
-    num_seats=lambda config: config["players"],
-    describe_config=lambda c: [f"{c['players']} players", "third misplay ends the game"],
-    config_fields=(ConfigField("players", "Players", rules.MIN_PLAYERS, rules.MAX_PLAYERS, 3),),
-    builtin_bots=BUILTIN_BOTS,
-    human_auto_answer=lambda state, seat: None,
-    human_prompt=human_prompt,
-    human_timeout_answer=human_timeout_answer,
-    human_action_ok=lambda state, seat, action: state.is_legal(seat, action),
-    auto_config=lambda: {"players": 2},
-    exports={"hanablive": ("hanab.live game (JSON)", _export_hanablive)},
-    import_match=hanablive.import_game,
-    external_replay=("Open in hanab.live", _hanablive_url),
-    import_formats=("hanab.live game JSON (its /export/<id> output), No Variant, 2 to 5 players",),
-    import_accept=".json,application/json",
-    start_listener=_start_sockets,
-    bot_socket_address=lambda: (settings.ARENA["HANABI_HOST"], settings.ARENA["HANABI_PORT"]),
-    protocol_note="Bots: connect a WebSocket to port {port} (any path), JSON as the original Hanabi server. "
-                  "A bot takes the oldest open bot seat, or joins the automatic table; any player there "
-                  "starts it with GAME_START_REQUEST, and the last to join moves first.",
-    seats_note='"Open" seats wait for a person who opens the table\'s page, or for the next bot '
-               "that connects to the Hanabi port.",
-    seat_label=lambda config, index: f"Player {index + 1}",
-    standin="convention",
-    strongest_bot="convention",
-    pause_after=lambda happenings: False,  # no rounds: every turn is shown as it happens
-))
+SPEC = register(HanabiSpec())

@@ -201,7 +201,7 @@ def refuse_unsafe_listeners() -> None:
     from games.arena import registry
 
     problems = [problem for spec in registry.all_games()
-                if spec.listener_settings_problem and (problem := spec.listener_settings_problem())]
+                if (problem := spec.listener_settings_problem())]
     if problems:
         raise CommandError("refusing to start: " + "; ".join(problems))
 
