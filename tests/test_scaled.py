@@ -85,3 +85,36 @@ def test_person_on_web_process_plays_bot_whose_runner_is_in_arena_process(arena_
     with psycopg.connect(scaled_env["DATABASE_URL"].replace("postgres://", "postgresql://")) as conn:
         count = conn.execute("SELECT count(*) FROM arena_event WHERE match_id = %s", [match_id]).fetchone()[0]
     assert count == len(detail["events"])
+
+
+def test_hanabi_bots_on_the_arena_port_and_through_the_web_port_play_one_game(arena_factory, scaled_env):
+    """Hanabi in the scaled deployment: one bot connects to the arena process's own Hanabi port
+    (4444's setting), the other to ``/ws/bots/hanabi/`` on the web process's port (a deployment
+    behind one proxy), whose consumer forwards its frames to the arena through Redis.  They
+    gather at the automatic table, the last to join starts it and moves first, the whole game
+    is played, both get GAME_OVER_RESPONSE and close 1000, and PostgreSQL keeps the match."""
+    from tests.hanabi_client import HanabiClient
+
+    arena = arena_factory(role="arena", env=scaled_env)
+    web = arena_factory(role="web", env=scaled_env)
+    first = HanabiClient(arena.hanabi_port, "on-4444")
+    first.wait_for("CONNECTION_RESPONSE")
+    second = HanabiClient(web.http_port, "via-web", path="/ws/bots/hanabi/", start_when=2)
+    try:
+        assert second.wait_for("CONNECTION_RESPONSE")[0]["names"] == ["on-4444", "via-web"]
+        start = first.wait_for("GAME_START_RESPONSE")[0]["game_state"]
+        assert start["next_player"] == "via-web", "the last to join moves first"
+        scores = [c.wait_for("GAME_OVER_RESPONSE", timeout=60)[0]["score"] for c in (first, second)]
+        assert scores[0] == scores[1]
+        assert first.done.wait(10) and second.done.wait(10)
+        assert (first.close_code, second.close_code) == (1000, 1000)
+        assert not first.of_type("ERROR_RESPONSE") and not second.of_type("ERROR_RESPONSE")
+    finally:
+        first.close(), second.close()
+    guest = Guest(web.url, "dora")
+    listed = wait_until(lambda: guest.get_json("/api/matches/?game=hanabi")["results"], 20,
+                        "the match stored as finished")
+    detail = guest.get_json(f"/api/matches/{listed[0]['id']}/")
+    assert [s["name"] for s in detail["seats"]] == ["via-web", "on-4444"]
+    assert detail["result"]["score"] == scores[0]
+    assert "(hanabi) started" in arena.log() and "(hanabi) started" not in web.log()

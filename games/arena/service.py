@@ -94,7 +94,11 @@ class Arena:
         self.writer.start()
         http_bots.client()  # build it now (its TLS context takes ~30 ms), not on a bot's first move
         loop = asyncio.get_running_loop()
-        self.channel = await self.layer.new_channel("arena.")
+        # The default prefix, as every consumer's: channels-redis reads all of a process's
+        # channels through one reader that serves only the prefix it was started for, so a
+        # channel of another prefix here would starve while a consumer of this process (a
+        # bot socket, a page) waits on its own.
+        self.channel = await self.layer.new_channel()
         await self.layer.group_add(CONTROL_GROUP, self.channel)
         self._background.append(loop.create_task(self._control_loop(), name="arena-control"))
         self._background.append(loop.create_task(self._sweep_loop(), name="arena-sweep"))
