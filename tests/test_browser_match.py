@@ -108,7 +108,6 @@ def test_the_replay_address_follows_the_step_and_play_has_speeds(arena, browser)
 
     # A link with a step opens the replay at that step (in a page of its own: the table's page
     # reloads itself into the replay when the match ends, which would race this navigation)...
-    page.close()
     page = new_page(browser)
     page.clock.install()  # Play's timer runs on this clock: the test moves it, nothing sleeps
     page.goto(f"{arena.url}/matches/{match_id}/?step=3")
