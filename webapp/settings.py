@@ -229,6 +229,9 @@ ARENA = {
     # address; past them the form answers 429 "try again in N s" without checking the
     # password (games/arena/throttle.py: counted in CACHES, shared when REDIS_URL is set).
     "LOGIN_FAILURES_PER_MINUTE": env_int("ARENA_LOGIN_FAILURES_PER_MINUTE", 5),
+    # Wrong bot keys a clock minute per address (games/arena/bot_keys.py); past it a key is
+    # refused without being looked up.
+    "BOT_KEY_FAILURES_PER_MINUTE": env_int("ARENA_BOT_KEY_FAILURES_PER_MINUTE", 5),
     "SIGNUPS_PER_HOUR": env_int("ARENA_SIGNUPS_PER_HOUR", 10),
     # Tables and matches created a minute per address and per user, whichever door they come
     # through (create-table form, "Play a bot now", log imports): fresh accounts from one

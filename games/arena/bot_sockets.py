@@ -84,7 +84,8 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
         self.closing = False
         await self.accept()
         await self.channel_layer.group_send(CONTROL_GROUP, {
-            "type": "bot_socket.open", "game": self.game, "channel": self.channel_name, "peer": self.peer})
+            "type": "bot_socket.open", "game": self.game, "channel": self.channel_name, "peer": self.peer,
+            "host": self.host})
 
     async def receive(self, text_data=None, bytes_data=None):
         if self.closing:
@@ -124,10 +125,13 @@ class SocketConnection:
     layer's ``send``; ``first_message_s`` (None: none) is the deadline for the handler's
     :meth:`spoke`."""
 
-    def __init__(self, game: str, channel: str, peer: str, send: Callable, first_message_s: float | None):
+    def __init__(self, game: str, channel: str, peer: str, send: Callable, first_message_s: float | None,
+                 host: str = "?"):
         self.game = game
         self.channel = channel
         self.peer = peer
+        #: The peer's address alone (what key guesses are counted under).
+        self.host = host
         self._send = send
         self._outbox: deque = deque()
         self._sender: asyncio.Task | None = None
@@ -241,7 +245,7 @@ class SocketGames:
                     "type": "bot.close", "code": CLOSE_NO_ARENA, "reason": "no arena is taking bots for this game"}))
                 return True
             conn = SocketConnection(msg["game"], channel, str(msg.get("peer")), self._send,
-                                    settings.ARENA["FIRST_MESSAGE_TIMEOUT"])
+                                    settings.ARENA["FIRST_MESSAGE_TIMEOUT"], str(msg.get("host", "?")))
             self.connections[channel] = conn
             conn.handler = make_handler(conn)
         elif kind == "bot_socket.gone":

@@ -1,9 +1,11 @@
-"""Registered bots (games whose bots are HTTP services): list, register, test, share, remove.
+"""Registered bots, a logged-in user's identities: list, register, key, test, share, remove.
 
-Only a bot's owner (or staff) sees its URL and what its connection tests
-answered (it may be an internal service's text), and only they may run a test; tests are
-rate-limited per bot and per user and bounded in flight, on connections of their own.  The
-owner decides whether others may seat the bot (``RegisteredBot.shared``).
+Two kinds, as the game's ``bot_access`` says: a service the server calls over HTTP (Jass),
+with a base URL that only its owner (or staff) sees, with what its connection tests answered
+(it may be an internal service's text), and only they may run a test (rate-limited per bot
+and per user, bounded in flight); or a bot that connects to the game's port and presents its
+key (games/arena/bot_keys.py), shown to the owner once when made or replaced.  The owner
+decides whether others may seat the bot (``RegisteredBot.shared``).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from games.arena import http_bots, registry
+from games.arena import bot_keys, http_bots, registry
 from games.arena.models import RegisteredBot
 
 
@@ -32,8 +34,14 @@ def http_games() -> list:
     return [g for g in registry.all_games() if g.bot_access == "http"]
 
 
+def bot_games() -> list:
+    """Games that outside bots play (over HTTP or by connecting)."""
+    return [g for g in registry.all_games() if g.bot_access is not None]
+
+
 class BotForm(forms.ModelForm):
-    """Name, base URL and path style of a bot service; the URL is checked as untrusted."""
+    """Game, name and whether others may seat it; for a game whose bots the server calls over
+    HTTP also the base URL (checked as untrusted) and path style."""
 
     class Meta:
         model = RegisteredBot
@@ -45,7 +53,9 @@ class BotForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["game"].choices = [(g.slug, g.title) for g in http_games()]
+        self.fields["game"].choices = [(g.slug, g.title) for g in bot_games()]
+        self.fields["base_url"].required = False
+        self.fields["base_url"].help_text += " (only for bots the server calls over HTTP)"
 
     def clean_name(self):
         from games.names import clean_name
@@ -55,11 +65,17 @@ class BotForm(forms.ModelForm):
             raise forms.ValidationError("A bot needs a name with visible characters.")
         return name
 
-    def clean_base_url(self):
+    def clean(self):
+        data = super().clean()
+        game = data.get("game")
+        if game and registry.get(game).bot_access != "http":
+            data["base_url"] = ""  # it connects to us: no address to call
+            return data
         try:
-            return http_bots.check_url(self.cleaned_data["base_url"])
+            data["base_url"] = http_bots.check_url(data.get("base_url") or "")
         except ValueError as exc:
-            raise forms.ValidationError(str(exc)) from None
+            self.add_error("base_url", str(exc))
+        return data
 
 
 def may_manage(user, bot: RegisteredBot) -> bool:
@@ -71,13 +87,41 @@ def bot_list(request):
     """Every registered bot (name, game, owner, shared or not); logged-in users register
     theirs here.  URL and test results are shown only where :func:`may_manage` allows."""
     form = None
+    new_key = None
     if request.user.is_authenticated:
         form = BotForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             bot = form.save(commit=False)
             bot.owner = request.user
+            key = None
+            if registry.get(bot.game).bot_access != "http":
+                key, bot.key_hash = bot_keys.new_key()
             bot.save()
-            return redirect(f"/bots/#bot-{bot.pk}")
+            if key is None:
+                return redirect(f"/bots/#bot-{bot.pk}")
+            new_key = {"bot": bot, "key": key}
+            form = BotForm()
+    return _bot_page(request, form, new_key)
+
+
+@login_required
+@require_POST
+def bot_key(request, bot_id: int):
+    """The owner replaces a connecting bot's key: the new one is shown once, the old one stops
+    working at once (a bot already playing plays on)."""
+    bot = _bot_or_404(bot_id)
+    if bot.owner_id != request.user.pk:
+        return HttpResponseForbidden("Only the bot's owner can replace its key.")
+    if registry.get(bot.game).bot_access == "http":
+        return HttpResponseForbidden("The server calls this bot: it has no key.")
+    key, bot.key_hash = bot_keys.new_key()
+    bot.save(update_fields=["key_hash"])
+    return _bot_page(request, BotForm(), {"bot": bot, "key": key})
+
+
+def _bot_page(request, form, new_key: dict | None):
+    """The bots page; ``new_key`` (``{"bot", "key"}``) is shown once, in this answer only
+    (never stored, never in a redirect, a message or a cookie)."""
     bots = list(RegisteredBot.objects.select_related("owner").order_by("game", "name"))
     for bot in bots:
         bot.manageable = may_manage(request.user, bot)
@@ -85,9 +129,17 @@ def bot_list(request):
             bot.base_url, bot.last_check, bot.last_checked_at = "", None, None
         # shown as JSON, the way the bot received it
         bot.request_text = json.dumps(bot.last_check.get("request"), indent=1) if bot.last_check else ""
-    titles = {g.slug: g.title for g in registry.all_games()}
-    return render(request, "arena/bots.html", {"bots": bots, "form": form, "titles": titles,
-                                               "http_games": [(g.slug, g.title) for g in http_games()]})
+    specs = {g.slug: g for g in registry.all_games()}
+    for bot in bots:
+        bot.title = specs[bot.game].title if bot.game in specs else bot.game
+        bot.connects = bot.game in specs and specs[bot.game].listens
+    response = render(request, "arena/bots.html", {
+        "bots": bots, "form": form, "new_key": new_key,
+        "key_notes": [(g.title, g.key_note) for g in bot_games() if g.listens],
+        "bot_games": [(g.slug, g.title) for g in bot_games()]})
+    if new_key is not None:
+        response["Cache-Control"] = "no-store"  # the key is in this page only
+    return response
 
 
 class InFlight:

@@ -26,6 +26,8 @@ class Match(models.Model):
     imported = models.BooleanField(default=False)
     #: Spectators may see every hand while no person is seated.
     omniscient = models.BooleanField(default=False)
+    #: Only bots that presented their key (:mod:`games.arena.bot_keys`) may take its bot seats.
+    verified_only = models.BooleanField(default=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -61,6 +63,9 @@ class Seat(models.Model):
     builtin_bot = models.CharField(max_length=32, blank=True)
     #: A bot the server calls over HTTP (seated from the create-table form).
     registered_bot = models.ForeignKey("RegisteredBot", null=True, blank=True, on_delete=models.SET_NULL)
+    #: A connecting bot's seat held for ``registered_bot`` (its owner seated it by name): only
+    #: that bot's key takes it, and it stays held when the bot leaves before the start.
+    reserved = models.BooleanField(default=False)
     occupied = models.BooleanField(default=False)
     display_name = models.CharField(max_length=64, blank=True)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
@@ -81,6 +86,12 @@ class Seat(models.Model):
 
     def __str__(self):
         return f"seat {self.index} of match {self.match_id}: {self.display_name or self.kind}"
+
+    @property
+    def unverified(self) -> bool:
+        """A bot that connected without presenting its key (games/arena/bot_keys.py): its name
+        is only what it said, and is marked so wherever it is shown."""
+        return self.kind == self.Kind.PROTOCOL and self.occupied and self.registered_bot_id is None
 
 
 class Event(models.Model):
@@ -113,11 +124,14 @@ class Event(models.Model):
 
 
 class RegisteredBot(models.Model):
-    """A bot service the server calls over HTTP (Jass), registered by a logged-in user.
+    """A logged-in user's bot: its identity, one name per game that nobody else can take.
 
+    Two cases, as the game's ``bot_access`` says: a service the server calls over HTTP (Jass:
     ``base_url`` is checked by :func:`games.arena.http_bots.check_url`; ``path_style`` picks
-    the endpoint names the game's codec appends to it.  ``last_check`` keeps what the bot
-    answered to the last "test the connection".
+    the endpoint names the game's codec appends to it; ``last_check`` keeps what it answered
+    to the last "test the connection"), or a bot that connects to the game's port and presents
+    its key (``key_hash``: SHA-256 of the key, :mod:`games.arena.bot_keys`; the key itself is
+    shown to the owner once and never stored).
     """
 
     class PathStyle(models.TextChoices):
@@ -127,7 +141,7 @@ class RegisteredBot(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, related_name="bots", on_delete=models.CASCADE)
     game = models.CharField(max_length=32, db_index=True)
     name = models.CharField(max_length=40)
-    base_url = models.CharField(max_length=300)
+    base_url = models.CharField(max_length=300, blank=True)
     path_style = models.CharField(max_length=8, choices=PathStyle.choices, default=PathStyle.KIT)
     created_at = models.DateTimeField(auto_now_add=True)
     #: Only the owner sees what the last test answered (it may be an internal service's text).
@@ -135,13 +149,18 @@ class RegisteredBot(models.Model):
     last_checked_at = models.DateTimeField(null=True, blank=True)
     #: Whether other users may seat this bot at their tables (the owner always may).
     shared = models.BooleanField(default=False)
+    #: Hex SHA-256 of a connecting bot's key ("" for HTTP bots, or before a key was made).
+    key_hash = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         ordering = ["game", "name"]
-        constraints = [models.UniqueConstraint(fields=["game", "name"], name="unique_bot_name_per_game")]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "name"], name="unique_bot_name_per_game"),
+            models.UniqueConstraint(fields=["key_hash"], condition=~models.Q(key_hash=""), name="unique_bot_key"),
+        ]
 
     def __str__(self):
-        return f"{self.name} ({self.game}, {self.base_url})"
+        return f"{self.name} ({self.game}{', ' + self.base_url if self.base_url else ''})"
 
 
 class Snapshot(models.Model):

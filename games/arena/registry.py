@@ -175,6 +175,8 @@ class GameSpec:
     bot_access: str | None = None
     #: The lobby's line for bot authors (``{port}``, ``{host}``: the listener's address).
     protocol_note: str = ""
+    #: How a connecting bot presents its key (games/arena/bot_keys.py), for the Bots page.
+    key_note: str = ""
 
     @property
     def listens(self) -> bool:

@@ -46,6 +46,10 @@ class SeatEndpoint:
     #: True once a connected bot has hung up, or a person has let ``HUMAN_ABSENT_AFTER``
     #: requests in a row run out (False again when they move): the seat has left the match.
     gone: bool = False
+    #: A connecting bot's identity: the :class:`~games.arena.models.RegisteredBot` whose key it
+    #: presented (:meth:`games.arena.service.Arena.identify_bot`); None: it presented none
+    #: (unverified), or it is not a connecting bot.
+    bot_id: int | None = None
     #: Every seat's display name, in seat order (set by the arena when the match starts): a
     #: protocol that names the players (Hanabi's ``players``) reads them here.
     table_names: list[str] = []

@@ -15,7 +15,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from games.arena import http_bots, registry, replay, tables
+from games.arena import bot_keys, http_bots, registry, replay, tables
 from games.arena.bot_sockets import SocketGames
 from games.arena.eventlog import EventWriter
 from games.arena.models import Match, Seat
@@ -199,7 +199,7 @@ class Arena:
     async def _claim(self, game: str, spec, endpoint: SeatEndpoint, config: dict | None, auto: bool = True):
         """Claim the seat (see :meth:`seat_bot`); the seat, in :attr:`waiting` unless the bot
         hung up meanwhile (then freed again)."""
-        seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config)
+        seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config, bot_id=endpoint.bot_id)
         if seat is None and not auto:
             raise LookupError(f"no {spec.title} table has an open bot seat")
         if seat is None:
@@ -208,7 +208,8 @@ class Arena:
             # Never the "every hand" view: nobody asked for it, and the bots seated here
             # could watch their own match.
             await sync_to_async(tables.create_table)(game, auto, choices, None, auto=True)
-            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config)
+            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config,
+                                                              bot_id=endpoint.bot_id)
         if endpoint.gone:  # hung up while we looked for a seat
             await sync_to_async(tables.free_bot_seat)(seat.pk)
         else:
@@ -221,7 +222,8 @@ class Arena:
         ``LookupError`` with a message if there is none, :class:`SeatingBusy` when too many
         bots wait to be seated."""
         async def claim():
-            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, None, match_id)
+            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, None, match_id,
+                                                              bot_id=endpoint.bot_id)
             if seat is None:
                 raise LookupError(f"room {match_id} has no open seat for a bot")
             if endpoint.gone:
@@ -376,6 +378,15 @@ class Arena:
             if match_id:
                 await self.layer.group_send(table_group(match_id), {"type": "table.update"})
 
+    async def identify_bot(self, game: str, key, host: str, endpoint: SeatEndpoint) -> None:
+        """A connecting bot of ``game`` presented ``key`` from address ``host``: on success the
+        ``endpoint`` plays as that registered bot (``bot_id``, its name).  Raises
+        :class:`~games.arena.bot_keys.KeyRefused` (the message for the bot); a wrong key counts
+        as a guess of ``host`` (:data:`~games.arena.bot_keys.KEY_FAILURES_BY_ADDRESS`)."""
+        bot = await sync_to_async(bot_keys.identify)(game, key, host)
+        endpoint.bot_id = bot.pk
+        endpoint.display_name = bot.name
+
     async def match_of_seat(self, seat_id: int) -> int | None:
         """The match id of seat ``seat_id`` (None if there is no such seat)."""
         return await sync_to_async(
@@ -400,7 +411,9 @@ class Arena:
         seats = list(match.seats.all())
         if any(not s.occupied for s in seats):
             return
-        bot_seats = [s.pk for s in seats if s.kind == Seat.Kind.PROTOCOL and not s.registered_bot_id]
+        spec = registry.get(match.game)
+        # Seats of bots that connected (a game whose bots the server calls has none).
+        bot_seats = [s.pk for s in seats if s.kind == Seat.Kind.PROTOCOL and spec.listens]
         if any(pk not in self.waiting for pk in bot_seats):
             return  # a bot seat taken through another arena process; not ours to start
         gone = [pk for pk in bot_seats if self.waiting[pk].gone]
@@ -429,7 +442,7 @@ class Arena:
         delay = settings.ARENA["BUILTIN_DELAY"] if humans_present else 0.0
         endpoints: list[SeatEndpoint] = []
         for s in sorted(seats, key=lambda s: s.index):
-            if s.kind == Seat.Kind.PROTOCOL and s.registered_bot_id:
+            if s.kind == Seat.Kind.PROTOCOL and spec.bot_access == "http":
                 endpoints.append(spec.http_bot_endpoint(s.registered_bot))
                 endpoints[-1].display_name = names[s.index]
             elif s.kind == Seat.Kind.PROTOCOL:  # a connected bot: its own name (it may send one yet)

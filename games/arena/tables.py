@@ -65,17 +65,21 @@ def may_seat(bot: RegisteredBot, sitter: Sitter | None) -> bool:
 
 
 def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitter | None,
-                 *, auto: bool = False, omniscient: bool = False, creator_key: str = "") -> Match:
+                 *, auto: bool = False, omniscient: bool = False, creator_key: str = "",
+                 verified_only: bool = False) -> Match:
     """Create an open table.
 
     ``seat_choices[i]`` is ``"me"``, ``"open_human"``, ``"open_bot"``, ``"builtin:<name>"`` or
-    ``"registered:<id>"`` (a bot the server calls over HTTP, for games that have them; only
-    one :func:`may_seat` allows ``sitter`` to seat); their number must match the game's seat count for ``config``.  Raises ``ValueError`` with
+    ``"registered:<id>"`` (a registered bot that :func:`may_seat` allows ``sitter`` to seat:
+    one the server calls over HTTP is seated at once, one that connects gets a seat held
+    until it connects with its key); their number must match the game's seat count for
+    ``config``.  Raises ``ValueError`` with
     a message for the form on a bad configuration (outside the form's bounds, see
     :meth:`GameSpec.table_config`) or seat list.  ``creator_key`` (``"ip:<address>"``) and
     ``sitter``'s user are kept for the per-minute creation limit (:func:`creation_refused`).
     ``omniscient``: the creator asks that spectators of a bots-only table see hands that are no
     longer current (``State.revealed_observation``); never an automatic table.
+    ``verified_only``: its open bot seats take only bots that presented their key.
     """
     spec = registry.get(game)
     config = spec.table_config(config)
@@ -98,19 +102,24 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
             name = choice[len(BUILTIN_PREFIX):]
             seats.append(Seat(index=index, kind=Seat.Kind.BUILTIN, builtin_bot=name, occupied=True,
                               display_name=spec.builtin_bots[name][0]))
-        elif choice.startswith(REGISTERED_PREFIX) and spec.bot_access == "http":
+        elif choice.startswith(REGISTERED_PREFIX) and spec.bot_access is not None:
             bot = RegisteredBot.objects.filter(game=game, pk=choice[len(REGISTERED_PREFIX):].strip() or 0).first()
             if bot is None:
                 raise ValueError("That registered bot does not exist (any more).")
             if not may_seat(bot, sitter):
                 raise ValueError(f"{bot.name} is not shared by its owner: only they may seat it.")
-            seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL, registered_bot=bot, occupied=True,
-                              display_name=bot.name))
+            if spec.bot_access == "http":  # the server calls it: seated at once
+                seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL, registered_bot=bot, occupied=True,
+                                  display_name=bot.name))
+            else:  # held until the bot connects with its key
+                seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL, registered_bot=bot, reserved=True,
+                                  display_name=bot.name))
         else:
             raise ValueError(f"Unknown seat choice {choice!r}")
     with transaction.atomic():
         match = Match.objects.create(game=game, config=config, seed=secrets.randbits(62), auto=auto,
                                      omniscient=omniscient and not auto, creator_key=creator_key[:64],
+                                     verified_only=verified_only,
                                      created_by_id=sitter.user_id if sitter else None)
         for seat in seats:
             seat.match = match
@@ -196,20 +205,33 @@ def seat_of(match_id: int, sitter: Sitter | None) -> Seat | None:
     return None
 
 
-def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: int | None = None) -> Seat | None:
-    """Take the oldest open bot seat at an open table of ``game`` (automatic tables last),
-    only at tables whose configuration has ``config``'s keys and values (e.g. a protocol's
-    game variant) and, with ``match_id``, only at that table."""
-    open_seats = Seat.objects.filter(match__game=game, match__status=Match.Status.OPEN,
-                                     kind=Seat.Kind.PROTOCOL, occupied=False, registered_bot__isnull=True)
+def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: int | None = None,
+                   bot_id: int | None = None) -> Seat | None:
+    """Take a bot seat at an open table of ``game`` for a bot that connected under ``name``:
+    for a verified bot (``bot_id``, a :class:`RegisteredBot` whose key it presented) first a
+    seat its owner held for it, else the oldest open bot seat (automatic tables last), for an
+    unverified one not at a table for verified bots only (copies of one bot may play each
+    other, as registered HTTP bots always could); only at tables whose configuration has
+    ``config``'s keys and values (e.g. a protocol's game variant) and, with ``match_id``, only
+    at that table."""
+    base = Seat.objects.filter(match__game=game, match__status=Match.Status.OPEN, kind=Seat.Kind.PROTOCOL,
+                               occupied=False)
     if config:
-        open_seats = open_seats.filter(**{f"match__config__{key}": value for key, value in config.items()})
+        base = base.filter(**{f"match__config__{key}": value for key, value in config.items()})
     if match_id is not None:
-        open_seats = open_seats.filter(match_id=match_id)
-    candidates = (open_seats.order_by("match__auto", "match__created_at", "match_id", "index")
-                  .values_list("pk", flat=True)[:20])
-    for pk in candidates:
-        if Seat.objects.filter(pk=pk, occupied=False).update(occupied=True, display_name=name):
+        base = base.filter(match_id=match_id)
+    order = ("match__auto", "match__created_at", "match_id", "index")
+    if bot_id is not None:
+        held = base.filter(registered_bot_id=bot_id, reserved=True).order_by(*order).values_list("pk", flat=True)[:20]
+        for pk in held:
+            if Seat.objects.filter(pk=pk, occupied=False).update(occupied=True, display_name=name):
+                return Seat.objects.select_related("match").get(pk=pk)
+    open_seats = base.filter(registered_bot__isnull=True)
+    if bot_id is None:
+        open_seats = open_seats.filter(match__verified_only=False)
+    for pk in open_seats.order_by(*order).values_list("pk", flat=True)[:20]:
+        if Seat.objects.filter(pk=pk, occupied=False, registered_bot__isnull=True).update(
+                occupied=True, display_name=name, registered_bot_id=bot_id):
             return Seat.objects.select_related("match").get(pk=pk)
     return None
 
@@ -227,22 +249,26 @@ def reserve_seats(match_id: int, names: list[str]) -> list[int]:
 def free_bot_seat(seat_id: int) -> None:
     """A bot left before its table started: the seat is open again.  An automatic table left
     with nobody at it is removed (a port scan or a bot that hung up leaves nothing behind)."""
-    Seat.objects.filter(pk=seat_id, match__status=Match.Status.OPEN).update(occupied=False, display_name="")
+    open_seat = Seat.objects.filter(pk=seat_id, match__status=Match.Status.OPEN)
+    open_seat.filter(reserved=True).update(occupied=False)  # still held for its bot
+    open_seat.filter(reserved=False).update(occupied=False, display_name="", registered_bot=None)
     Match.objects.filter(seats__pk=seat_id, auto=True, status=Match.Status.OPEN).exclude(
         seats__occupied=True).delete()
 
 
 def free_connected_bot_seats() -> int:
-    """At arena start and stop: seats of bots that connected (not registered
-    HTTP bots) at tables that have not started belong to connections of a process that is
+    """At arena start and stop: seats of bots that connected (games whose bots connect; a
+    seat held for a registered bot stays held for it) at tables that have not started belong to connections of a process that is
     gone or going, so nobody will ever play them; open them again and delete automatic
     tables left with nobody at them.  Returns how many seats were freed.
 
     Safe only with one arena process per database (see the README), which owns every such
     connection."""
     with transaction.atomic():
-        freed = Seat.objects.filter(match__status=Match.Status.OPEN, kind=Seat.Kind.PROTOCOL,
-                                    registered_bot__isnull=True, occupied=True).update(occupied=False, display_name="")
+        connected = Seat.objects.filter(match__status=Match.Status.OPEN, kind=Seat.Kind.PROTOCOL, occupied=True,
+                                        match__game__in=[g.slug for g in registry.all_games() if g.listens])
+        freed = connected.filter(reserved=True).update(occupied=False)
+        freed += connected.filter(reserved=False).update(occupied=False, display_name="", registered_bot=None)
         Match.objects.filter(auto=True, status=Match.Status.OPEN).exclude(seats__occupied=True).delete()
     return freed
 

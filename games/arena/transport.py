@@ -193,6 +193,7 @@ class BotConnection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.handler = None
         self.peer = "?"
+        self.host = "?"
         self.closed = False
         self.has_spoken = False
         self.in_message = False  # part of a message has arrived, not yet the rest
@@ -201,6 +202,8 @@ class BotConnection(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        #: The peer's address alone (what admission and key guesses are counted under).
+        self.host = str(peer[0]) if peer else "?"
         if self._registry is not None:
             self._registry.add(self)
         if self.deadlines.first_message is not None:

@@ -22,6 +22,7 @@ urlpatterns = [
     path("bots/", bot_views.bot_list, name="bots"),
     path("bots/<int:bot_id>/test/", bot_views.bot_test, name="bot_test"),
     path("bots/<int:bot_id>/delete/", bot_views.bot_delete, name="bot_delete"),
+    path("bots/<int:bot_id>/key/", bot_views.bot_key, name="bot_key"),
     path("bots/<int:bot_id>/shared/", bot_views.bot_share, name="bot_share"),
     path("api/matches/", api.match_list, name="api_matches"),
     path("api/matches/<int:match_id>/", api.match_detail, name="api_match"),

@@ -221,7 +221,7 @@ def create_table(request, game: str):
     if spec.listens:  # bots that connect to us; HTTP bots are registered instead
         seat_options.append((tables.OPEN_BOT, "Open for any bot"))
     seat_options += [(tables.BUILTIN_PREFIX + name, f"Built-in: {label}") for name, (label, _) in spec.builtin_bots.items()]
-    if spec.bot_access == "http":  # the user's own bots and those their owners share
+    if spec.bot_access is not None:  # the user's own bots and those their owners share
         seatable = Q(shared=True) | Q(owner_id=request.user.pk) if request.user.is_authenticated else Q(shared=True)
         seat_options += [(f"{tables.REGISTERED_PREFIX}{bot.pk}", f"Registered bot: {bot.name} ({bot.owner.get_username()})")
                          for bot in RegisteredBot.objects.filter(seatable, game=game).select_related("owner")]
@@ -257,7 +257,8 @@ def create_table(request, game: str):
                 config = spec.table_config(values)
                 match = tables.create_table(game, config, choices[:spec.num_seats(config)], sitter_for(request),
                                             omniscient=request.POST.get("omniscient") == "on",
-                                            creator_key=creator)
+                                            creator_key=creator,
+                                            verified_only=spec.listens and request.POST.get("verified_only") == "on")
             except ValueError as exc:
                 error = str(exc)
                 creation_failed(request)
@@ -299,7 +300,7 @@ def match_page(request, match_id: int):
         "export_games": list(range(1, deals + 1)) if exports and isinstance(deals, int) and deals > 1 else [],
         "client": {"match": match.pk, "game": match.game, "status": match.status,
                    "my_seat": my_seat.index if my_seat else None,
-                   "seats": [{"index": s.index, "name": s.display_name, "kind": s.kind,
+                   "seats": [{"index": s.index, "name": s.display_name, "kind": s.kind, "unverified": s.unverified,
                               "label": spec.seat_label(match.config, s.index), "score": s.final_score}
                              for s in seats],
                    "config": match.config, "result": match.result},

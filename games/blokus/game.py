@@ -86,6 +86,7 @@ class BlokusSpec(GameSpec):
 
     # ---- Bot access
     bot_access = "tcp"
+    key_note = 'Add it to your join as an attribute: <join gameType="swc_2021_blokus" key="arena-key-…"/> (or <joinRoom roomId="…" key="…"/>).'
     protocol_note = ("Bots: connect over TCP to port {port} with the Software-Challenge XML protocol (game "
                      "type swc_2021_blokus or swc_2027_blokus). A bot takes the oldest open bot seat of its "
                      "game type, or waits at an automatic table. Organisers prepare, observe, pause and step "

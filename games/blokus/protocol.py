@@ -435,9 +435,11 @@ def parse_message(element, variant: str | None = None) -> dict:
 
     Results (``type`` first):
 
-    - ``{"type": "join", "game_type": str | None}`` (``socha`` 5.1 sends ``<join/>`` without
-      one; an unknown game type is refused here),
-    - ``{"type": "joinPrepared", "code": str}``, ``{"type": "joinRoom", "room_id": str}``,
+    - ``{"type": "join", "game_type": str | None, "key": str | None}`` (``socha`` 5.1 sends
+      ``<join/>`` without a game type; an unknown game type is refused here; ``key``: a
+      registered bot's key, an attribute the official server ignores, games/arena/bot_keys.py),
+    - ``{"type": "joinPrepared", "code": str}``, ``{"type": "joinRoom", "room_id": str,
+      "key": str | None}``,
     - ``{"type": "authenticate", "password": str}``,
     - ``{"type": "prepare", "game_type": str, "pause": bool, "slots": [{"name": str,
       "can_timeout": bool, "reserved": bool}, {...}]}`` (exactly two slots; ``pause``
@@ -464,11 +466,11 @@ def parse_message(element, variant: str | None = None) -> dict:
         game_type = element.get("gameType")
         if game_type is not None and game_type not in GAME_TYPES:
             raise ProtocolError(f"unknown gameType {game_type[:60]!r}: this server plays {', '.join(GAME_TYPES)}")
-        return {"type": "join", "game_type": game_type}
+        return {"type": "join", "game_type": game_type, "key": element.get("key")}
     if tag == "joinPrepared":
         return {"type": "joinPrepared", "code": _required(element, "reservationCode")}
     if tag == "joinRoom":
-        return {"type": "joinRoom", "room_id": _required(element, "roomId")}
+        return {"type": "joinRoom", "room_id": _required(element, "roomId"), "key": element.get("key")}
     if tag == "authenticate":
         return {"type": "authenticate", "password": _required(element, "password")}
     if tag in ("observe", "step", "cancel"):

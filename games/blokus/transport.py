@@ -47,6 +47,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from lxml import etree
 
+from games.arena.bot_keys import KeyRefused
 from games.arena.limits import TokenBucket
 from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
 from games.names import clean_name
@@ -679,8 +680,17 @@ class BlokusClient(SeatEndpoint):
         """``join`` (a bot seat of a table with that game type's rules, else an automatic
         table; admins hear of it), ``joinPrepared`` (the reserved seat, with its name and
         whether it can time out) or ``joinRoom`` (an open bot seat of that table); then
-        ``<joined roomId>``.  An unknown code or room: errorpacket and disconnect."""
+        ``<joined roomId>``.  An unknown code or room: errorpacket and disconnect.  A ``key``
+        attribute on ``join`` or ``joinRoom`` seats a registered bot under its registered name
+        (a seat its owner held for it first); a refused key: errorpacket and disconnect."""
         kind = msg["type"]
+        if msg.get("key") is not None:
+            try:
+                await self.arena.identify_bot(GAME, msg["key"], self.conn.host, self)
+            except KeyRefused as exc:
+                self.joining = False
+                self.refuse(f"bot key refused: {exc}")
+                return
         try:
             if kind == "join":  # the codec refuses an unknown gameType
                 variant = protocol.GAME_TYPES[msg.get("game_type") or DEFAULT_GAME_TYPE]

@@ -37,6 +37,8 @@ NO_HINT_TOKENS = "Hint token count is zero, a hint cannot be played."
 CARD_NOT_FOUND = "The given Card cannot be found on the Player's hand."
 PLAYER_NOT_FOUND = "The given Player could not be found."
 NOT_YOUR_TURN = "Tried to send a request when it was someone else's turn."
+#: Ours (the original has no bot keys): a ``CONNECTION_REQUEST`` whose ``key`` is refused.
+KEY_REFUSED = "The bot key was refused."
 
 #: Request types and the fields each must carry (name -> JSON type check).
 REQUESTS = {

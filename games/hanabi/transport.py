@@ -7,7 +7,11 @@ arena's side of each connection.
 Lobby (our rules where the original, one game per process, has none):
 
 - ``CONNECTION_REQUEST`` takes the oldest open bot seat of a Hanabi table made on the web, or
-  else joins the automatic table that is gathering.  Every player joined there gets a
+  else joins the automatic table that is gathering.  With a ``key`` (ours: a registered bot's
+  key, games/arena/bot_keys.py) the bot plays under its registered name, on the wire too (a
+  client takes its name from its first ``CONNECTION_RESPONSE``), a seat its owner held for it
+  first; a refused key gets ``ERROR_RESPONSE`` "The bot key was refused." with the reason,
+  and the connection may send another ``CONNECTION_REQUEST``.  Every player joined there gets a
   ``CONNECTION_RESPONSE`` listing the names in join order, the joiner last; a connection gets
   none before its own (a client takes its name from the first one it receives).
 - ``GAME_START_REQUEST`` from any player of the gathering table starts it once it has two
@@ -32,6 +36,7 @@ import logging
 
 from django.conf import settings
 
+from games.arena.bot_keys import KeyRefused
 from games.arena.bot_sockets import CLOSE_TOO_MANY_MESSAGES, SocketConnection
 from games.arena.http_bots import json_too_deep
 from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
@@ -70,10 +75,19 @@ class HanabiLobby:
         self.at_table: dict[int, list["HanabiBot"]] = {}  # web table id -> bots joined, in order
         self.starting = False
 
-    def join(self, bot: "HanabiBot") -> None:
-        asyncio.get_running_loop().create_task(self._join(bot))
+    def join(self, bot: "HanabiBot", key=None) -> None:
+        """Seat ``bot`` (module docstring); with ``key``, first as the registered bot it names."""
+        asyncio.get_running_loop().create_task(self._join(bot, key))
 
-    async def _join(self, bot: "HanabiBot") -> None:
+    async def _join(self, bot: "HanabiBot", key=None) -> None:
+        if key is not None:
+            try:
+                await self.arena.identify_bot(GAME, key, bot.conn.host, bot)
+            except KeyRefused as exc:
+                bot.joined = False  # it may connect again, with another key or none
+                bot.conn.write(protocol.error_response(protocol.KEY_REFUSED, str(exc)))
+                return
+            bot.name = bot.display_name  # the registered name, on the wire too
         try:
             seat_id = await self.arena.seat_bot(GAME, bot, auto=False)
         except LookupError:  # no web table waits for a bot: the automatic table
@@ -186,7 +200,7 @@ class HanabiBot(SeatEndpoint):
             self.joined = True
             self.name = self.display_name = name
             self.conn.spoke()
-            self.lobby.join(self)
+            self.lobby.join(self, msg.get("key"))
             return
         if not self.joined:
             raise HanabiError(protocol.NOT_YET_CONNECTED)

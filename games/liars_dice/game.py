@@ -94,6 +94,7 @@ class LiarsDiceSpec(GameSpec):
 
     # ---- Bot access
     bot_access = "tcp"
+    key_note = 'Send it with your name, as the first line: {"name": "my-bot", "key": "arena-key-…"}.'
     protocol_note = ("Bots: connect over TCP to port {port}, one JSON object per line. A bot takes the oldest "
                      "open bot seat, or waits at an automatic table.")
 

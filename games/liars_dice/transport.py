@@ -5,7 +5,10 @@ name message, or once it has been connected ``seat_silent_after`` seconds withou
 anything unusable (no bad line, no line half-sent): the name is optional (the reference seats
 a bot as it connects), but a client that connects and hangs up at once, or sends only junk,
 costs no database work and leaves no table behind.  The bot may send ``{"name": ...}`` at
-any time; only the first counts.  Each request waits 3 s for the reply whose ``message_id``
+any time; only the first counts.  A registered bot sends its key with its first name,
+``{"name": ..., "key": "arena-key-..."}`` (games/arena/bot_keys.py), and plays under its
+registered name; a refused key gets an ``{"subject": "error", "message": ...}`` line and
+the connection is closed.  Each request waits 3 s for the reply whose ``message_id``
 matches; what the notes call a missing, late or malformed reply becomes a ``None`` answer,
 which loses the round by rule.
 """
@@ -17,6 +20,7 @@ import os
 
 from django.conf import settings
 
+from games.arena.bot_keys import KeyRefused
 from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
 from games.arena.service import SeatingBusy
 from games.names import clean_name
@@ -54,6 +58,7 @@ class LiarsDiceBot(SeatEndpoint):
         self.bad_lines = 0  # of which protocol violations
         self.gone = False
         self.seating = False  # asked the arena for a seat (once)
+        self.key = None  # a bot key sent with the name, until it is checked
         self._silent_timer = asyncio.get_running_loop().call_later(seat_silent_after, self._silent)
 
     def _silent(self) -> None:
@@ -75,6 +80,16 @@ class LiarsDiceBot(SeatEndpoint):
         asyncio.get_running_loop().create_task(self._take_seat())
 
     async def _take_seat(self) -> None:
+        if self.key is not None:
+            try:
+                await self.arena.identify_bot(GAME, self.key, self.conn.host, self)
+            except KeyRefused as exc:
+                log.info("liars_dice %s: bot key refused: %s", self.conn.peer, exc)
+                self.conn.write(protocol.error(f"bot key refused: {exc}"))
+                self.conn.close()
+                return
+            finally:
+                self.key = None  # not kept past its check
         try:
             self.seat_id = await self.arena.seat_bot(GAME, self)
         except SeatingBusy as exc:
@@ -134,7 +149,11 @@ class LiarsDiceBot(SeatEndpoint):
             self.on_bad_line(str(exc))
             return
         if "name" in msg:
-            self._set_name(msg["name"])
+            if "key" in msg and not self.named and not self.seating:
+                # A registered bot: it plays under its registered name (see bot_keys.py).
+                self.named, self.key = True, msg["key"]
+            else:
+                self._set_name(msg["name"])
             self._seat()  # a name message, even one whose name is refused, as the reference
         if "message_id" in msg or "move" in msg:
             self._reply(msg)
