@@ -398,10 +398,11 @@ def test_hints_are_bounded_in_number_and_length():
 
 def test_lobby_and_admin_messages():
     parse = lambda text: protocol.parse_message(element(text))  # noqa: E731
-    assert parse('<join gameType="swc_2021_blokus"/>') == {"type": "join", "game_type": "swc_2021_blokus"}
-    assert parse("<join/>") == {"type": "join", "game_type": None}
+    assert parse('<join gameType="swc_2021_blokus"/>') == {"type": "join", "game_type": "swc_2021_blokus", "key": None}
+    assert parse("<join/>") == {"type": "join", "game_type": None, "key": None}
+    assert parse('<join key="arena-key-x"/>') == {"type": "join", "game_type": None, "key": "arena-key-x"}
     assert parse('<joinPrepared reservationCode="RC1"/>') == {"type": "joinPrepared", "code": "RC1"}
-    assert parse('<joinRoom roomId="871f"/>') == {"type": "joinRoom", "room_id": "871f"}
+    assert parse('<joinRoom roomId="871f"/>') == {"type": "joinRoom", "room_id": "871f", "key": None}
     assert parse('<authenticate password="examplepassword"/>') == {"type": "authenticate",
                                                                    "password": "examplepassword"}
     assert parse('<observe roomId="871f"/>') == {"type": "observe", "room_id": "871f"}

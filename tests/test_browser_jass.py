@@ -199,6 +199,7 @@ def get_json(url: str):
 
 
 def register_bot(page, name: str, url: str) -> None:
+    page.get_by_label("Game").select_option("jass")
     page.get_by_label("Name:", exact=True).fill(name)
     page.get_by_label("Base URL").fill(url)
     page.get_by_label("Path style").select_option("kit")

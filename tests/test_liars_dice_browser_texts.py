@@ -55,7 +55,8 @@ def test_the_replay_says_who_challenged_whose_bid(arena, browser):  # noqa: F811
     wait_until(lambda: all(b.closed.is_set() for b in bots), 20, "the match ends")
     (listing,) = get_json(f"{arena.url}/api/matches/?game=liars_dice")["results"]
     match = finished(arena, listing["id"])
-    names = {s["index"]: s["name"] for s in match["seats"]}
+    # As the page names them: bots that connected without a key are marked unverified.
+    names = {s["index"]: s["name"] + (" (unverified)" if s["kind"] == "protocol" else "") for s in match["seats"]}
     over = get_json(f"{arena.url}/api/matches/{match['id']}/replay/")["frames"][2]["happenings"][0]
     challenger, other = names[over["round_challenger"]], names[1 - over["round_challenger"]]
     assert over["bidder"] == over["round_challenger"] == over["round_loser"]

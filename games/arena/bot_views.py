@@ -69,6 +69,9 @@ class BotForm(forms.ModelForm):
         data = super().clean()
         game = data.get("game")
         if game and registry.get(game).bot_access != "http":
+            if (data.get("base_url") or "").strip():
+                self.add_error("base_url", f"{registry.get(game).title} bots connect to the arena with a key: "
+                                           "leave the address empty (or choose the game whose bots you serve)")
             data["base_url"] = ""  # it connects to us: no address to call
             return data
         try:
