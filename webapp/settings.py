@@ -50,6 +50,9 @@ INSTALLED_APPS = [
     "games.jass",
     "games.blokus",
     "games.hanabi",
+    # django-ninja (the JSON API): its templates and the Swagger UI files it ships, served from
+    # our /static/ (without it in INSTALLED_APPS the docs page would load them from a CDN).
+    "ninja",
 ]
 
 MIDDLEWARE = [

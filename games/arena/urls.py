@@ -1,5 +1,6 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
+from django.views.generic import RedirectView
 
 from games.arena import api, bot_views, exchange, views
 
@@ -24,7 +25,9 @@ urlpatterns = [
     path("bots/<int:bot_id>/delete/", bot_views.bot_delete, name="bot_delete"),
     path("bots/<int:bot_id>/key/", bot_views.bot_key, name="bot_key"),
     path("bots/<int:bot_id>/shared/", bot_views.bot_share, name="bot_share"),
-    path("api/matches/", api.match_list, name="api_matches"),
-    path("api/matches/<int:match_id>/", api.match_detail, name="api_match"),
-    path("api/matches/<int:match_id>/replay/", api.match_replay, name="api_replay"),
+    # The JSON API (django-ninja, namespace "api"): /api/matches/, /api/matches/<id>/,
+    # /api/matches/<id>/replay/, /api/openapi.json and the docs page /api/docs.
+    path("api/", api.api.urls),
+    path("api/docs/", RedirectView.as_view(url="/api/docs", permanent=True)),
+    path("api/docs/swagger", api.swagger_page, name="api_swagger"),
 ]
