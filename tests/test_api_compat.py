@@ -540,10 +540,11 @@ PARAMETERS = {
     "/api/matches/": {"game", "player", "date_from", "date_to", "status", "page"},
     "/api/matches/{match_id}/": {"match_id", "after", "limit"},
     "/api/matches/{match_id}/replay/": {"match_id", "start", "count"},
+    "/api/leaderboard/{game}/": {"game", "who", "page"},
 }
 
 
-def test_the_openapi_document_describes_the_three_endpoints_and_their_answers(client, data):
+def test_the_openapi_document_describes_every_endpoint_and_its_answers(client, data):
     resp = client.get("/api/openapi.json")
     assert resp.status_code == 200 and resp["Content-Type"].startswith("application/json")
     doc = resp.json()
@@ -570,7 +571,7 @@ def test_the_openapi_document_describes_the_three_endpoints_and_their_answers(cl
             assert ref.removeprefix("#/components/schemas/") in components, (path, status)
             if status != "200":
                 assert ref.endswith("/Error"), (path, status)
-    assert len(set(operation_ids)) == 3
+    assert len(set(operation_ids)) == len(PARAMETERS)
     params = {p["name"]: p["schema"] for p in doc["paths"]["/api/matches/"]["get"]["parameters"]}
     assert params["game"]["enum"] == ["liars_dice", "jass", "blokus", "hanabi"]
     assert params["status"]["enum"] == ["finished", "aborted"]

@@ -48,7 +48,7 @@ from ninja.errors import HttpError, ValidationError
 from ninja.openapi.docs import DocsBase, Swagger
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from games.arena import registry, replay
+from games.arena import leaderboard, registry, replay
 from games.arena.models import Match
 from games.arena.queries import DONE, MAX_PAGE, PAGE_SIZE, FilterError, check_filters, finished_matches, page_number, seat_summary
 
@@ -389,6 +389,55 @@ def match_replay(request, match_id: int = Path(..., description="The match's id.
     start = _int(start, "start", 0, 0, MAX_START)
     count = _int(count, "count", replay.MAX_FRAMES, 1, replay.MAX_FRAMES)
     return replay.frames(match, start, count)
+
+
+class RatingRow(Out):
+    """One rated identity of a game (games/arena/ratings.py)."""
+    name: str
+    kind: str = Field(description="bot (a registered bot), person (a logged-in user) or built-in bot.")
+    mu: float = Field(description="openskill's estimated strength (a newcomer: 25).")
+    sigma: float = Field(description="How unsure μ is (a newcomer: 8.333).")
+    ordinal: float = Field(description="The conservative estimate μ − 3σ the leaderboard sorts by.")
+    matches: int = Field(description="Rated matches played.")
+    win_rate: float | None = Field(description="Share of those it won outright (0..1).")
+    last_seen: str | None = Field(description="When its last rated match finished (ISO 8601).")
+    bot_id: int | None = Field(description="The registered bot's id, for bots; else null.")
+
+
+class Leaderboard(Out):
+    """One page of a game's leaderboard, best conservative estimate first."""
+    game: str
+    count: int
+    page: int
+    pages: int
+    results: list[RatingRow]
+
+
+@get("/leaderboard/{slug:game}/", url_name="leaderboard", response={200: Leaderboard, 400: Error, 404: Error},
+     operation_id="get_leaderboard", summary="A game's leaderboard",
+     description="Rated identities of the game (registered bots that presented their key, logged-in people, "
+                 f"built-in bots), by μ − 3σ, best first, {leaderboard.PAGE_SIZE} a page; who=bots or who=people "
+                 "keeps one kind. A cooperative game (Hanabi) has no ratings: its list is empty.")
+def get_leaderboard(request, game: str = Path(..., description="The game's slug."),
+                    who: Text = Query(None, description="bots or people (default: everyone)."),
+                    page: WholeNumber(1, MAX_PAGE, 1) = Query(None, description="Page number; past the last is a 400.")):
+    """A game's ratings, paged; 404 for an unknown game, 400 for a bad ``who`` or page."""
+    try:
+        registry.get(game)
+    except KeyError:
+        raise Http404(f"no game {game[:40]!r}") from None
+    try:
+        rows = leaderboard.ratings_of(game, who or "")
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+    paginator = Paginator(rows, leaderboard.PAGE_SIZE)
+    try:
+        number = page_number(page, paginator.num_pages)
+    except FilterError as exc:
+        raise BadRequest(str(exc)) from None
+    current = paginator.page(number)
+    return {"game": game, "count": paginator.count, "page": current.number, "pages": paginator.num_pages,
+            "results": [leaderboard.rating_row(r) for r in current.object_list]}
 
 
 def swagger_page(request):

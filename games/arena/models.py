@@ -180,3 +180,48 @@ class Snapshot(models.Model):
     class Meta:
         ordering = ["match", "step"]
         constraints = [models.UniqueConstraint(fields=["match", "step"], name="unique_snapshot_step")]
+
+
+class Rating(models.Model):
+    """One identity's rating in one game (games/arena/ratings.py): openskill's ``mu`` and
+    ``sigma`` (its conservative estimate is ``mu - 3 * sigma``), with the matches it counted.
+
+    ``subject`` names the identity: ``"bot:<id>"`` (a :class:`RegisteredBot`), ``"user:<id>"``
+    (a logged-in person) or ``"builtin:<name>"``; ``name`` is how it was first shown."""
+
+    game = models.CharField(max_length=32)
+    subject = models.CharField(max_length=48)
+    name = models.CharField(max_length=64, blank=True)
+    registered_bot = models.ForeignKey(RegisteredBot, null=True, blank=True, on_delete=models.CASCADE)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
+    builtin_bot = models.CharField(max_length=32, blank=True)
+    mu = models.FloatField()
+    sigma = models.FloatField()
+    matches = models.PositiveIntegerField(default=0)
+    wins = models.PositiveIntegerField(default=0)
+    draws = models.PositiveIntegerField(default=0)
+    last_match_id = models.BigIntegerField(null=True, blank=True)
+    last_seen = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["game", "subject"], name="one_rating_per_game")]
+
+    def __str__(self):
+        return f"{self.name} ({self.game}): {self.mu:.2f} ± {self.sigma:.2f}"
+
+
+class RatingChange(models.Model):
+    """What one rated match did to one seat's rating: before and after (the rating over time;
+    :func:`games.arena.ratings.recompute` rebuilds them)."""
+
+    match = models.ForeignKey(Match, related_name="rating_changes", on_delete=models.CASCADE)
+    rating = models.ForeignKey(Rating, related_name="changes", on_delete=models.CASCADE)
+    seat = models.PositiveSmallIntegerField()
+    rank = models.PositiveSmallIntegerField()
+    mu_before = models.FloatField()
+    sigma_before = models.FloatField()
+    mu_after = models.FloatField()
+    sigma_after = models.FloatField()
+
+    class Meta:
+        indexes = [models.Index(fields=["rating", "match"], name="ratingchange_rating_match")]

@@ -137,6 +137,22 @@ class GameSpec:
         self.limit_config(config)
         return config
 
+    #: A cooperative game (Hanabi): everyone scores together, so nobody is rated; its
+    #: leaderboard shows score statistics per player count instead.
+    cooperative: bool = False
+    #: The built-in bot whose rating stays at openskill's defaults (μ 25, σ 25/3) for ever:
+    #: the fixed point every other rating of the game is measured against (ratings.py).
+    rating_anchor: str | None = "random"
+
+    def rating_ranks(self, config: Mapping, result: Mapping) -> list[int] | None:
+        """Each seat's rank in a finished match with this ``result`` (1 best; equal ranks for
+        a tie; partners share their team's), or None when the match is not rated.  By default
+        by ``result["scores"]``, higher better; None for a :attr:`cooperative` game."""
+        scores = result.get("scores")
+        if self.cooperative or not isinstance(scores, list) or not scores:
+            return None
+        return [1 + sum(other > score for other in scores) for score in scores]
+
     # ---- People: prompts, timeouts, stand-ins --------------------------------------------
 
     #: The built-in bot that plays for a person who left or is away (Jass: partners should

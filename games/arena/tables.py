@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from games.arena import registry
+from games.arena import ratings, registry
 from games.arena.models import Match, RegisteredBot, Seat
 from games.names import MAX_NAME, clean_name  # noqa: F401  (the arena's callers read them here)
 
@@ -298,12 +298,16 @@ def try_start(match_id: int) -> Match | None:
 
 
 def finish(match_id: int, result: dict) -> None:
-    """Record a finished match: status, result and each seat's final score."""
+    """Record a finished match: status, result, each seat's final score and, in the same
+    transaction, its ratings (:func:`games.arena.ratings.rate_match`)."""
     with transaction.atomic():
         Match.objects.filter(pk=match_id).update(status=Match.Status.FINISHED, result=result,
                                                  finished_at=timezone.now())
         for index, score in enumerate(result.get("scores", [])):
             Seat.objects.filter(match_id=match_id, index=index).update(final_score=score)
+        match = Match.objects.filter(pk=match_id).first()
+        if match is not None:
+            ratings.rate_match(match, list(match.seats.all()))
 
 
 def abort(match_id: int, reason: str) -> None:

@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from games.arena import api, bot_views, exchange, views
+from games.arena import api, bot_views, exchange, leaderboard, views
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
@@ -16,6 +16,7 @@ urlpatterns = [
     path("matches/<int:match_id>/elsewhere/", exchange.external_replay, name="external_replay"),
     path("import/<slug:game>/", exchange.import_log, name="import_log"),
     path("history/", views.history, name="history"),
+    path("leaderboard/<slug:game>/", leaderboard.leaderboard, name="leaderboard"),
     path("nickname/", views.nickname, name="nickname"),
     path("accounts/login/", views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -59,6 +59,13 @@ class BlokusSpec(GameSpec):
     def auto_config(self) -> dict:
         return {"variant": "2021"}
 
+    def rating_ranks(self, config, result) -> list[int] | None:
+        """By who won (``win_points``), not by points: a forfeit loses whatever the points."""
+        points = result.get("win_points")
+        if not isinstance(points, list) or len(points) != 2:
+            return None
+        return [1 + (other > mine) for mine, other in (points, points[::-1])]
+
     # ---- People
     standin = "heuristic"
     strongest_bot = "heuristic"

@@ -21,6 +21,7 @@ class HanabiSpec(GameSpec):
     title = "Hanabi"
     config_fields = (ConfigField("players", "Players", rules.MIN_PLAYERS, rules.MAX_PLAYERS, 3),)
     builtin_bots = BUILTIN_BOTS
+    cooperative = True  # the players score together: no rating, score statistics instead
 
     new_state = staticmethod(rules.new_state)
     normalize_config = staticmethod(rules.normalize_config)
