@@ -15,3 +15,16 @@ if [ ! -f "$stamp" ] || ! cmp -s requirements.lock "$stamp"; then
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.lock
   cp requirements.lock "$stamp"
 fi
+# The browser libraries we serve from our own static files (Chart.js: package-lock.json; no
+# CDN).  Like the pip step: install when node_modules/chart.js is missing or the lock changed.
+npm_stamp=node_modules/.installed-lock
+if [ ! -f node_modules/chart.js/dist/chart.umd.js ] || [ ! -f "$npm_stamp" ] || ! cmp -s package-lock.json "$npm_stamp"; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "setup: installing the locked npm packages into node_modules (first run or lock changed)"
+    npm ci --no-audit --no-fund
+    cp package-lock.json "$npm_stamp"
+  else
+    echo "setup: npm not found: install Node.js and npm (Debian: apt-get install npm), then run this again;" \
+         "until then the bot pages show their rating numbers without the chart" >&2
+  fi
+fi

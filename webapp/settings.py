@@ -147,6 +147,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Browser libraries from the npm registry, installed by scripts/setup.sh (package-lock.json):
+# served from our own static files, never from a CDN.
+STATICFILES_DIRS += [("vendor/chartjs", BASE_DIR / "node_modules" / "chart.js" / "dist")]
 STATIC_ROOT = DATA_DIR / "static"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
