@@ -215,7 +215,9 @@ def test_person_plays_a_whole_match_against_two_bots_while_a_guest_watches(arena
         expect(p.locator("#replay-pos")).to_have_text(f"Step {total} of {total}", timeout=15_000)
     expect(page.locator(".status-line.done")).to_contain_text("You win!" if winner == 0 else "wins.")
     # Bots that connected without a key are marked so wherever their name is shown.
-    expect(watcher.locator(".status-line.done")).to_contain_text(f"{result['seats'][winner]['name']} (unverified) wins.")
+    won = result["seats"][winner]
+    shown = won["name"] + (" (unverified)" if won["kind"] == "protocol" else "")
+    expect(watcher.locator(".status-line.done")).to_contain_text(f"{shown} wins.")
 
     # The spectator never saw a face of a current hand, on the screen or on the wire.
     assert watcher.evaluate("window.__leaks") == []
