@@ -15,39 +15,12 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from games.arena import tables
-from games.arena.models import Event, Match, Rating, RatingChange, RegisteredBot, Seat
+from games.arena.models import Rating, RatingChange, RegisteredBot
+from tests.finished_matches import played
 from tests.browser_util import browser, new_page  # noqa: F401  (browser: the fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET_DETAIL = "your dice were [4, 4, 6]: the bid 9x6 is impossible"
-
-
-def played(game: str, config: dict, seats: list, result: dict, events: list = ()) -> Match:
-    """A match of ``game`` with ``seats`` (a RegisteredBot, ``("builtin", name)``, ``("user",
-    user)`` or ``"guest"``), its ``events`` (``(seat, forced, reason, detail, think_ms)``),
-    finished with ``result`` by :func:`tables.finish` (which rates it)."""
-    match = Match.objects.create(game=game, config=config, seed=1, status=Match.Status.RUNNING)
-    rows = []
-    for index, who in enumerate(seats):
-        if isinstance(who, RegisteredBot):
-            rows.append(Seat(match=match, index=index, kind="protocol", registered_bot=who, occupied=True,
-                             display_name=who.name))
-        elif who == "guest":
-            rows.append(Seat(match=match, index=index, kind="human", occupied=True, display_name="Guest Gina",
-                             session_key=f"s{index}"))
-        elif who[0] == "builtin":
-            rows.append(Seat(match=match, index=index, kind="builtin", builtin_bot=who[1], occupied=True,
-                             display_name=who[1]))
-        else:
-            rows.append(Seat(match=match, index=index, kind="human", user=who[1], occupied=True,
-                             display_name=who[1].username))
-    Seat.objects.bulk_create(rows)
-    for seq, (seat, forced, reason, detail, think_ms) in enumerate(events):
-        Event.objects.create(match=match, seq=seq, step=seq, seat=seat, action={"x": seq}, forced=forced,
-                             reason=reason, detail=detail, think_ms=think_ms)
-    tables.finish(match.pk, result)
-    return match
 
 
 @pytest.fixture
@@ -158,24 +131,18 @@ def test_leaderboard_and_bots_page_link_to_the_bot_page(world):
 
 SETUP_SCRIPT = """
 from django.contrib.auth import get_user_model
-from games.arena import tables
-from games.arena.models import Event, Match, RegisteredBot, Seat
+from games.arena.models import RegisteredBot
+from tests.finished_matches import played
 owner = get_user_model().objects.create_user("charter", password="pw-charter-1")
 bot = RegisteredBot.objects.create(owner=owner, game="liars_dice", name="charted", key_hash="h-charted")
-for i, scores in enumerate([[3, 1], [1, 3], [3, 0], [3, 2], [2, 3], [3, 1]]):
-    m = Match.objects.create(game="liars_dice", config={"players": 2}, seed=i, status="running")
-    Seat.objects.create(match=m, index=0, kind="protocol", registered_bot=bot, occupied=True, display_name="charted")
-    Seat.objects.create(match=m, index=1, kind="builtin", builtin_bot="random", occupied=True, display_name="Random bot")
-    tables.finish(m.pk, {"scores": scores, "winner": 0 if scores[0] > scores[1] else 1})
+for scores in [[3, 1], [1, 3], [3, 0], [3, 2], [2, 3], [3, 1]]:
+    played("liars_dice", {"players": 2}, [bot, ("builtin", "random")],
+           {"scores": scores, "winner": 0 if scores[0] > scores[1] else 1})
 rival = RegisteredBot.objects.create(owner=owner, game="liars_dice", name="a-rival-with-a-rather-long-name", key_hash="h-rival")
-for i, scores in enumerate([[2, 3], [3, 1], [3, 2]]):
-    m = Match.objects.create(game="liars_dice", config={"players": 2}, seed=10 + i, status="running")
-    Seat.objects.create(match=m, index=0, kind="protocol", registered_bot=bot, occupied=True, display_name="charted")
-    Seat.objects.create(match=m, index=1, kind="protocol", registered_bot=rival, occupied=True, display_name=rival.name)
-    Event.objects.create(match=m, seq=0, step=0, seat=0, action={"bid": [2, 3]}, think_ms=35.5)
-    Event.objects.create(match=m, seq=1, step=1, seat=0, action=None, forced=True, reason="no reply within 5 s",
-                         detail="no reply within 5 s: the bot's connection was open but it sent nothing")
-    tables.finish(m.pk, {"scores": scores, "winner": 0 if scores[0] > scores[1] else 1})
+for scores in [[2, 3], [3, 1], [3, 2]]:
+    played("liars_dice", {"players": 2}, [bot, rival], {"scores": scores, "winner": 0 if scores[0] > scores[1] else 1},
+           [(0, False, "", "", 35.5),
+            (0, True, "no reply within 5 s", "no reply within 5 s: the bot's connection was open but it sent nothing", None)])
 print("BOT", bot.pk)
 """
 
@@ -187,8 +154,7 @@ def test_the_chart_is_drawn_in_a_browser(arena_factory, browser, tmp_path):
                          env=arena.env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     bot_id = int(re.search(r"BOT (\d+)", out.stdout).group(1))
-    shots = ROOT / "screenshots"
-    shots.mkdir(exist_ok=True)
+    shots = tmp_path  # screenshots to look at, never in the repository
     for width, height in ((1280, 800), (390, 844)):
         page = new_page(browser, viewport={"width": width, "height": height})
         page.goto(f"{arena.url}/bots/{bot_id}/")

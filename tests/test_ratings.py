@@ -12,8 +12,8 @@ import pytest
 from django.core.management import call_command
 from openskill.models import PlackettLuce
 
-from games.arena import ratings, tables
-from games.arena.models import Match, Rating, RatingChange, RegisteredBot, Seat
+from games.arena.models import Rating, RatingChange, RegisteredBot
+from tests.finished_matches import played
 
 pytestmark = pytest.mark.django_db
 MODEL = PlackettLuce(mu=25.0, sigma=25.0 / 3)
@@ -26,31 +26,6 @@ def owner(django_user_model):
 
 def bot(owner, game: str, name: str) -> RegisteredBot:
     return RegisteredBot.objects.create(owner=owner, game=game, name=name, key_hash=f"h-{game}-{name}")
-
-
-def played(game: str, config: dict, seats: list, result: dict, imported: bool = False) -> Match:
-    """A match of ``game`` with ``seats`` (a RegisteredBot, ``("builtin", name)``,
-    ``("user", user)``, ``"guest"`` or ``"unverified"`` each), finished with ``result``."""
-    match = Match.objects.create(game=game, config=config, seed=1, status=Match.Status.RUNNING, imported=imported)
-    rows = []
-    for index, who in enumerate(seats):
-        if isinstance(who, RegisteredBot):
-            rows.append(Seat(match=match, index=index, kind="protocol", registered_bot=who, occupied=True,
-                             display_name=who.name))
-        elif who == "guest":
-            rows.append(Seat(match=match, index=index, kind="human", occupied=True, display_name="guest",
-                             session_key=f"s{index}"))
-        elif who == "unverified":
-            rows.append(Seat(match=match, index=index, kind="protocol", occupied=True, display_name="anon"))
-        elif who[0] == "builtin":
-            rows.append(Seat(match=match, index=index, kind="builtin", builtin_bot=who[1], occupied=True,
-                             display_name=who[1]))
-        else:
-            rows.append(Seat(match=match, index=index, kind="human", user=who[1], occupied=True,
-                             display_name=who[1].username))
-    Seat.objects.bulk_create(rows)
-    tables.finish(match.pk, result)
-    return match
 
 
 def values(game: str) -> dict:
