@@ -11,6 +11,11 @@ Expectations are of two kinds: literal bodies for a small scripted Liar's Dice m
 error bodies and the listings; and, for a match of every game played by built-in bots, bodies
 rebuilt from the database rows (and :func:`games.arena.replay.frames`, which the API only
 wraps), so that this test does not depend on how each game's bots play.
+
+Two deliberate changes since the recording (issue 16), written into the expectations below:
+each seat has two more keys, ``verified`` and ``bot_id`` (a client that reads the keys it
+knows is not affected); and a forced move's ``detail`` is its seat owner's, so an anonymous
+request gets ``""`` where the recording had the text (the public ``reason`` is unchanged).
 """
 from __future__ import annotations
 
@@ -186,14 +191,18 @@ def summary(match: Match) -> dict:
         "created_at": when(match.created_at), "started_at": when(match.started_at),
         "finished_at": when(match.finished_at), "result": match.result,
         "seats": [{"index": s.index, "name": s.display_name, "kind": s.kind, "builtin_bot": s.builtin_bot or None,
-                   "occupied": s.occupied, "score": s.final_score} for s in match.seats.order_by("index")],
+                   "occupied": s.occupied, "score": s.final_score,
+                   "verified": s.occupied and (s.kind == "builtin" or s.registered_bot_id is not None
+                                               or s.user_id is not None),
+                   "bot_id": s.registered_bot_id} for s in match.seats.order_by("index")],
         "url": f"/matches/{match.pk}/", "api": f"/api/matches/{match.pk}/",
     }
 
 
 def events(match: Match, after=0, limit=1000) -> list[dict]:
-    return list(Event.objects.filter(match=match, seq__gt=after).order_by("seq")[:limit].values(
-        "seq", "step", "seat", "action", "forced", "reason", "think_ms", "detail"))
+    """The events as an anonymous request gets them: every ``detail`` blank."""
+    return [e | {"detail": ""} for e in Event.objects.filter(match=match, seq__gt=after).order_by("seq")[:limit].values(
+        "seq", "step", "seat", "action", "forced", "reason", "think_ms", "detail")]
 
 
 def detail(match: Match, after=0, limit=1000, next_after=None) -> dict:
@@ -219,15 +228,16 @@ LD_SUMMARY = {
     "id": 1, "game": "liars_dice", "status": "finished", "config": {"players": 2, "dice": 1, "games": 2},
     "created_at": "2026-03-04T05:00:00Z", "started_at": "2026-03-04T05:00:01.500Z",
     "finished_at": "2026-03-04T05:06:07.891Z", "result": {"scores": [2, 0], "winner": 0},
-    "seats": [{"index": 0, "name": "Ann", "kind": "builtin", "builtin_bot": "random", "occupied": True, "score": 2.0},
+    "seats": [{"index": 0, "name": "Ann", "kind": "builtin", "builtin_bot": "random", "occupied": True, "score": 2.0,
+               "verified": True, "bot_id": None},
               {"index": 1, "name": "bob", "kind": "builtin", "builtin_bot": "probability", "occupied": True,
-               "score": 0.0}],
+               "score": 0.0, "verified": True, "bot_id": None}],
     "url": "/matches/1/", "api": "/api/matches/1/",
 }
 LD_EVENTS = [
     {"seq": 1, "step": 1, "seat": 1, "action": ["bid", 1, 1], "forced": False, "reason": "", "think_ms": 13.5, "detail": ""},
     {"seq": 2, "step": 1, "seat": 0, "action": "pass", "forced": True, "reason": "no answer within 3 s", "think_ms": None,
-     "detail": "said nothing in 3 s"},
+     "detail": ""},  # recorded as "said nothing in 3 s": now its seat owner's only
     {"seq": 3, "step": 2, "seat": 0, "action": "challenge", "forced": False, "reason": "", "think_ms": 15.5, "detail": ""},
     {"seq": 4, "step": 2, "seat": 1, "action": "pass", "forced": False, "reason": "", "think_ms": 16.5, "detail": ""},
     {"seq": 5, "step": 3, "seat": 1, "action": ["bid", 1, 1], "forced": False, "reason": "", "think_ms": 17.5, "detail": ""},
@@ -541,6 +551,10 @@ PARAMETERS = {
     "/api/matches/{match_id}/": {"match_id", "after", "limit"},
     "/api/matches/{match_id}/replay/": {"match_id", "start", "count"},
     "/api/leaderboard/{game}/": {"game", "who", "page"},
+    "/api/bots/{bot_id}/": {"bot_id"},
+    "/api/bots/{bot_id}/matches/": {"bot_id", "page"},
+    "/api/bots/{bot_id}/forced/": {"bot_id", "page"},
+    "/api/me/": set(),
 }
 
 
@@ -564,7 +578,9 @@ def test_the_openapi_document_describes_every_endpoint_and_its_answers(client, d
             assert p["in"] in ("query", "path") and "schema" in p and p["description"], (path, p)
             if p["in"] == "path":
                 assert p["required"] is True and "{%s}" % p["name"] in path
-        assert "200" in op["responses"] and "400" in op["responses"], path
+        assert "200" in op["responses"] and "401" in op["responses"], path  # 401: a refused API token
+        assert "400" in op["responses"] or not PARAMETERS[path], path
+        assert op["security"] == [{"Asker": []}], path
         for status, response in op["responses"].items():
             assert response["description"], (path, status)
             ref = response["content"]["application/json"]["schema"]["$ref"]
@@ -572,6 +588,7 @@ def test_the_openapi_document_describes_every_endpoint_and_its_answers(client, d
             if status != "200":
                 assert ref.endswith("/Error"), (path, status)
     assert len(set(operation_ids)) == len(PARAMETERS)
+    assert doc["components"]["securitySchemes"]["Asker"] == {"type": "http", "scheme": "bearer"}
     params = {p["name"]: p["schema"] for p in doc["paths"]["/api/matches/"]["get"]["parameters"]}
     assert params["game"]["enum"] == ["liars_dice", "jass", "blokus", "hanabi"]
     assert params["status"]["enum"] == ["finished", "aborted"]

@@ -238,6 +238,8 @@ ARENA = {
     # Wrong bot keys a clock minute per address (games/arena/bot_keys.py); past it a key is
     # refused without being looked up.
     "BOT_KEY_FAILURES_PER_MINUTE": env_int("ARENA_BOT_KEY_FAILURES_PER_MINUTE", 5),
+    # Wrong personal API tokens a clock minute per address (games/arena/api_tokens.py).
+    "API_TOKEN_FAILURES_PER_MINUTE": env_int("ARENA_API_TOKEN_FAILURES_PER_MINUTE", 10),
     "SIGNUPS_PER_HOUR": env_int("ARENA_SIGNUPS_PER_HOUR", 10),
     # Tables and matches created a minute per address and per user, whichever door they come
     # through (create-table form, "Play a bot now", log imports): fresh accounts from one

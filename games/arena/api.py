@@ -1,6 +1,14 @@
 """The JSON API: ``/api/matches/`` (filters as the history page), ``/api/matches/<id>/``
-(seats, result, events a page at a time) and ``/api/matches/<id>/replay/`` (replay frames),
-described by an OpenAPI 3 document at ``/api/openapi.json`` and a docs page at ``/api/docs``.
+(seats, result, events a page at a time), ``/api/matches/<id>/replay/`` (replay frames),
+``/api/leaderboard/<game>/``, a registered bot's ``/api/bots/<id>/``, its ``matches/`` and
+its ``forced/`` moves, and ``/api/me/``; described by an OpenAPI 3 document at
+``/api/openapi.json`` and a docs page at ``/api/docs``.
+
+Who asks: anyone, or a person through their personal API token (``Authorization: Bearer
+<token>``, games/arena/api_tokens.py) or their logged-in session.  It changes one thing: a
+forced move's full ``detail`` (events, replay answers, forced moves) is given only at the
+seats the asker sat in or their bots sat in (:func:`~games.arena.queries.private_seats`),
+"" elsewhere, as the pages do.  A token that identifies nobody is a 401.
 
 Errors are JSON too, ``{"error": "<what is wrong>"}``: 404 for a match that does not exist,
 400 for a parameter that is not what the API takes (a page past the last, a date that is not
@@ -40,17 +48,21 @@ import datetime
 from typing import Annotated, Any
 
 from django.core.paginator import Paginator
+from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from ninja import NinjaAPI, Path, Query
 from ninja.errors import HttpError, ValidationError
 from ninja.openapi.docs import DocsBase, Swagger
+from ninja.security import HttpBearer
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from games.arena import leaderboard, registry, replay
-from games.arena.models import Match
-from games.arena.queries import DONE, MAX_PAGE, PAGE_SIZE, FilterError, check_filters, finished_matches, page_number, seat_summary
+from games.arena import api_tokens, leaderboard, registry, replay
+from games.arena.models import Event as EventRow
+from games.arena.models import Match, Rating, RegisteredBot, Seat as SeatRow
+from games.arena.queries import (DONE, MAX_PAGE, PAGE_SIZE, FilterError, check_filters, finished_matches, page_number,
+                                 private_seats, seat_summary)
 
 
 class BadRequest(ValueError):
@@ -81,6 +93,17 @@ def _match(match_id: int, queryset=None) -> Match:
     if match is None:
         raise BadRequest(f"there is no match {match_id}", status=404)
     return match
+
+
+def _page(queryset, page: str | None, size: int):
+    """``(Paginator page, page count, item count)`` of ``queryset``; raises :class:`BadRequest`
+    for a page that is not a whole number or is past the last."""
+    paginator = Paginator(queryset, size)
+    try:
+        number = page_number(page, paginator.num_pages)
+    except FilterError as exc:
+        raise BadRequest(str(exc)) from None
+    return paginator.page(number), paginator.num_pages, paginator.count
 
 
 #: Events per page of ``/api/matches/<id>/``: by default, and at most (``?limit=``).
@@ -121,7 +144,8 @@ class Out(BaseModel):
 class Error(Out):
     """What every refused request gets, with its status code."""
     error: str = Field(description="What is wrong, in words: for a 400 the parameter and its value (the first "
-                                   "40 characters), for a 404 the match, for a 409 why it cannot be read yet.")
+                                   "40 characters), for a 401 the API token, for a 404 the match or bot, for a 409 "
+                                   "why it cannot be read yet.")
 
 
 class Seat(Out):
@@ -132,6 +156,10 @@ class Seat(Out):
     builtin_bot: str | None = Field(description="Which built-in bot (builtin seats), else null.")
     occupied: bool
     score: float | None = Field(description="Final score once the match is over, else null.")
+    verified: bool = Field(description="The name is an identity: a registered bot that presented its key (or that "
+                                       "the server calls), a logged-in person or a built-in bot. False for a bot "
+                                       "that connected without a key (shown \"unverified\"), a guest, an open seat.")
+    bot_id: int | None = Field(description="The registered bot at this seat (see /api/bots/<id>/), else null.")
 
 
 class MatchSummary(Out):
@@ -167,7 +195,8 @@ class Event(Out):
     forced: bool = Field(description="True when the server chose it (no valid answer in time).")
     reason: str = Field(description="Why it was forced (public words).")
     think_ms: float | None = Field(description="Milliseconds the seat took.")
-    detail: str = Field(description="A forced move's full explanation, or a bot's own remark.")
+    detail: str = Field(description="A forced move's full explanation, or a bot's own remark: only at the seats "
+                                     "you or your bots sat in (with your API token or session), else \"\".")
 
 
 def _no_default(schema: dict) -> None:
@@ -249,10 +278,34 @@ class ArenaAPI(NinjaAPI):
         return schema
 
 
+class Asker(HttpBearer):
+    """Who asks (``request.auth``): the person whose personal API token the ``Authorization:
+    Bearer`` header carries; without the header, the session's user (logged in or anonymous).
+    The header is optional, so every request gets through this; a token that identifies
+    nobody (or too many wrong ones from the address) is a 401 with ``{"error": ...}``."""
+
+    def __call__(self, request: HttpRequest):
+        header = request.headers.get("Authorization")
+        if not header:
+            return request.user  # AnonymousUser when nobody is logged in (truthy: let through)
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer":
+            raise BadRequest("Authorization must be 'Bearer <your API token>'", status=401)
+        return self.authenticate(request, token.strip())
+
+    def authenticate(self, request: HttpRequest, token: str):
+        try:
+            return api_tokens.token_user(token, request.META.get("REMOTE_ADDR", ""))
+        except api_tokens.TokenRefused as exc:
+            raise BadRequest(str(exc), status=401) from None
+
+
 api = ArenaAPI(
-    title="Arena API", version="1", urls_namespace="api", docs=ServerDocs(), docs_url="/docs",
-    description="Finished matches, their event logs and their replays, as JSON. Read-only, no "
-                "authentication. Every refused request gets {\"error\": \"...\"} with 400, 404 or 409.",
+    title="Arena API", version="1", urls_namespace="api", docs=ServerDocs(), docs_url="/docs", auth=Asker(),
+    description="Finished matches, their event logs and their replays, leaderboards and registered bots, as JSON. "
+                "Read-only. Anyone may read it; with your personal API token (made on the Bots page) as "
+                "Authorization: Bearer <token>, answers also carry the full details of the forced moves at the seats "
+                "you or your bots sat in. Every refused request gets {\"error\": \"...\"} with 400, 401, 404 or 409.",
 )
 
 
@@ -287,6 +340,8 @@ def _http_error(request, exc: HttpError):
 def get(path: str, *, url_name: str, **kwargs):
     """``@api.get`` that answers ``HEAD`` too (as Django's plain views did), without listing
     a second operation in the OpenAPI document."""
+    kwargs["response"] = {**kwargs["response"], 401: Error}  # a refused API token, on every endpoint
+
     def decorator(view):
         api.api_operation(["HEAD"], path, url_name=url_name, include_in_schema=False,
                           response=kwargs["response"], exclude_unset=kwargs.get("exclude_unset", False))(view)
@@ -324,13 +379,8 @@ def match_list(request, game: Text = Query(None, description="Only this game (it
                                        "status": status})  # the history page's checks, word for word
     if problems:
         raise BadRequest(str(problems[0]))
-    paginator = Paginator(finished_matches(filters), PAGE_SIZE)
-    try:
-        number = page_number(page, paginator.num_pages)
-    except FilterError as exc:
-        raise BadRequest(str(exc)) from None
-    current = paginator.page(number)
-    return {"count": paginator.count, "page": current.number, "pages": paginator.num_pages,
+    current, pages, count = _page(finished_matches(filters), page, PAGE_SIZE)
+    return {"count": count, "page": current.number, "pages": pages,
             "results": [match_summary(m) for m in current.object_list]}
 
 
@@ -362,6 +412,10 @@ def match_detail(request, match_id: int = Path(..., description="The match's id.
         # One more than asked says whether there is a next page without counting the log.
         events = list(match.events.filter(seq__gt=after).order_by("seq")[:limit + 1].values(
             "seq", "step", "seat", "action", "forced", "reason", "think_ms", "detail"))
+        mine = private_seats(match.pk, request.auth)
+        for event in events:
+            if event["seat"] not in mine:
+                event["detail"] = ""
         more = len(events) > limit
         data["events"] = events[:limit]
         data["events_next"] = (request.build_absolute_uri(
@@ -388,7 +442,7 @@ def match_replay(request, match_id: int = Path(..., description="The match's id.
         raise BadRequest("The replay opens when the match is over.", status=409)
     start = _int(start, "start", 0, 0, MAX_START)
     count = _int(count, "count", replay.MAX_FRAMES, 1, replay.MAX_FRAMES)
-    return replay.frames(match, start, count)
+    return replay.frames(match, start, count, details_for=private_seats(match.pk, request.auth))
 
 
 class RatingRow(Out):
@@ -430,14 +484,163 @@ def get_leaderboard(request, game: str = Path(..., description="The game's slug.
         rows = leaderboard.ratings_of(game, who or "")
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
-    paginator = Paginator(rows, leaderboard.PAGE_SIZE)
-    try:
-        number = page_number(page, paginator.num_pages)
-    except FilterError as exc:
-        raise BadRequest(str(exc)) from None
-    current = paginator.page(number)
-    return {"game": game, "count": paginator.count, "page": current.number, "pages": paginator.num_pages,
+    current, pages, count = _page(rows, page, leaderboard.PAGE_SIZE)
+    return {"game": game, "count": count, "page": current.number, "pages": pages,
             "results": [leaderboard.rating_row(r) for r in current.object_list]}
+
+
+def _bot(bot_id: int) -> RegisteredBot:
+    bot = RegisteredBot.objects.select_related("owner").filter(pk=bot_id).first()
+    if bot is None:
+        raise BadRequest(f"there is no registered bot {bot_id}", status=404)
+    return bot
+
+
+def _owns(asker, bot: RegisteredBot) -> bool:
+    """Whether ``asker`` (``request.auth``) may read ``bot``'s private details: its owner or staff."""
+    return bool(asker and asker.is_authenticated and (asker.pk == bot.owner_id or asker.is_staff))
+
+
+#: Forced moves per page of ``/api/bots/<id>/forced/``.
+FORCED_PAGE = 100
+
+
+class Opponent(Out):
+    """The bot's results against one opponent (as on its page)."""
+    name: str
+    kind: str = Field(description="bot, person, built-in bot, unverified (a bot without its key) or guest.")
+    bot_id: int | None
+    matches: int
+    wins: int
+    draws: int
+    losses: int
+    mean_score_difference: float | None = Field(description="Mean of its final score minus the opponent's.")
+    ci95: float | None = Field(description="Half-width of that mean's 95% interval (1.96·sd/√n; null below 2).")
+
+
+class BotOut(Out):
+    """A registered bot: who owns it, its rating, its results (over its last matches, as its page)."""
+    id: int
+    name: str
+    game: str
+    owner: str = Field(description="Its owner's username.")
+    created_at: datetime.datetime
+    connects: bool = Field(description="True: it connects to the game's port with its key; false: the server calls it.")
+    rating: RatingRow | None = Field(description="Its rating in its game; null before its first rated match.")
+    think_ms: float | None = Field(description="Mean milliseconds of its answers that were not forced.")
+    forced_moves: int = Field(description="Its forced moves (no answer in time, an answer refused, disconnected).")
+    timeouts: int = Field(description="Those that were for saying nothing before the deadline.")
+    head_to_head: list[Opponent]
+    page: str = Field(description="Its page on this site.")
+    matches_url: str = Field(description="Its matches: /api/bots/<id>/matches/.")
+    forced_url: str = Field(description="Its forced moves: /api/bots/<id>/forced/.")
+
+
+class ForcedMove(Out):
+    """One forced move at a seat of the bot, newest first."""
+    match: int
+    seq: int
+    step: int
+    seat: int
+    reason: str = Field(description="The public reason (what every spectator saw).")
+    detail: str = Field(description="The full explanation (the bot's own line, an error text): for the bot's owner "
+                                    "(their API token or session), else \"\".")
+
+
+class ForcedPage(Out):
+    """One page of a bot's forced moves."""
+    bot: int
+    detail_shown: bool = Field(description="Whether this answer carries the details (you own the bot).")
+    count: int
+    page: int
+    pages: int
+    results: list[ForcedMove]
+
+
+class MyBot(Out):
+    id: int
+    name: str
+    game: str
+    api: str = Field(description="Its /api/bots/<id>/ address.")
+
+
+class Me(Out):
+    """Who the API token (or session) identifies."""
+    username: str
+    bots: list[MyBot]
+
+
+@get("/bots/{int:bot_id}/", url_name="bot", response={200: BotOut, 400: Error, 404: Error}, operation_id="get_bot",
+     summary="A registered bot", description="Its owner, rating, think time, forced moves and timeouts, and its results "
+     "against each opponent, over its last matches (as its page on this site).")
+def get_bot(request, bot_id: int = Path(..., description="The registered bot's id.")):
+    """One registered bot's facts (404 for an unknown id); its forced moves' details are
+    not here but at ``/api/bots/<id>/forced/``."""
+    from games.arena.bot_pages import bot_summary
+
+    bot = _bot(bot_id)
+    summary = bot_summary(bot, show_detail=False)
+    rating = Rating.objects.filter(game=bot.game, subject=f"bot:{bot.pk}").first()
+    try:
+        connects = registry.get(bot.game).bot_access != "http"
+    except KeyError:
+        connects = bool(bot.key_hash)
+    return {
+        "id": bot.pk, "name": bot.name, "game": bot.game, "owner": bot.owner.get_username(),
+        "created_at": bot.created_at, "connects": connects,
+        "rating": leaderboard.rating_row(rating) if rating else None,
+        "think_ms": summary["think_ms"], "forced_moves": summary["forced_total"], "timeouts": summary["timeouts"],
+        "head_to_head": [{"name": h.name, "kind": h.kind, "bot_id": h.bot_id, "matches": h.matches, "wins": h.wins,
+                          "draws": h.draws, "losses": h.losses, "mean_score_difference": h.mean_difference,
+                          "ci95": h.ci95} for h in summary["head_to_head"]],
+        "page": reverse("bot_page", args=[bot.pk]), "matches_url": reverse("api:bot_matches", args=[bot.pk]),
+        "forced_url": reverse("api:bot_forced", args=[bot.pk]),
+    }
+
+
+@get("/bots/{int:bot_id}/matches/", url_name="bot_matches", response={200: MatchList, 400: Error, 404: Error},
+     operation_id="list_bot_matches", summary="A registered bot's matches",
+     description=f"The finished and aborted matches it sat in, newest first, {PAGE_SIZE} a page (as /api/matches/).")
+def bot_matches(request, bot_id: int = Path(..., description="The registered bot's id."),
+                page: WholeNumber(1, MAX_PAGE, 1) = Query(None, description="Page number; past the last is a 400.")):
+    """The bot's finished and aborted matches, newest first (404 for an unknown bot)."""
+    bot = _bot(bot_id)
+    matches = finished_matches({}).filter(seats__registered_bot_id=bot.pk).distinct()
+    current, pages, count = _page(matches, page, PAGE_SIZE)
+    return {"count": count, "page": current.number, "pages": pages,
+            "results": [match_summary(m) for m in current.object_list]}
+
+
+@get("/bots/{int:bot_id}/forced/", url_name="bot_forced", response={200: ForcedPage, 400: Error, 404: Error},
+     operation_id="list_bot_forced", summary="A registered bot's forced moves",
+     description=f"The moves the server made for it, newest first, {FORCED_PAGE} a page, with the public reason; "
+                 "its owner (API token or session) also gets each one's full detail.")
+def bot_forced(request, bot_id: int = Path(..., description="The registered bot's id."),
+               page: WholeNumber(1, MAX_PAGE, 1) = Query(None, description="Page number; past the last is a 400.")):
+    """The bot's forced moves in matches that are over (a running match's would tell its
+    opponents what it was told), details for its owner only."""
+    bot = _bot(bot_id)
+    shown = _owns(request.auth, bot)
+    its_seat = Exists(SeatRow.objects.filter(match_id=OuterRef("match_id"), index=OuterRef("seat"),
+                                          registered_bot_id=bot.pk))
+    rows = (EventRow.objects.filter(forced=True, match__status__in=DONE).filter(its_seat)
+            .order_by("-match_id", "-seq").values("match_id", "seq", "step", "seat", "reason", "detail"))
+    current, pages, count = _page(rows, page, FORCED_PAGE)
+    return {"bot": bot.pk, "detail_shown": shown, "count": count, "page": current.number, "pages": pages,
+            "results": [{"match": r["match_id"], "seq": r["seq"], "step": r["step"], "seat": r["seat"],
+                         "reason": r["reason"], "detail": r["detail"] if shown else ""} for r in current.object_list]}
+
+
+@get("/me/", url_name="me", response={200: Me}, operation_id="get_me", summary="Who you are",
+     description="The person your API token (or session) identifies, and their registered bots; 401 for anyone else.")
+def me(request):
+    """The asker and their bots; 401 without a token or a login."""
+    user = request.auth
+    if not user.is_authenticated:
+        raise BadRequest("who you are needs your API token (Authorization: Bearer <token>) or a login", status=401)
+    bots = RegisteredBot.objects.filter(owner=user).order_by("game", "name")
+    return {"username": user.get_username(),
+            "bots": [{"id": b.pk, "name": b.name, "game": b.game, "api": reverse("api:bot", args=[b.pk])} for b in bots]}
 
 
 def swagger_page(request):

@@ -5,7 +5,8 @@ with a base URL that only its owner (or staff) sees, with what its connection te
 (it may be an internal service's text), and only they may run a test (rate-limited per bot
 and per user, bounded in flight); or a bot that connects to the game's port and presents its
 key (games/arena/bot_keys.py), shown to the owner once when made or replaced.  The owner
-decides whether others may seat the bot (``RegisteredBot.shared``).
+decides whether others may seat the bot (``RegisteredBot.shared``).  The same page gives a
+logged-in user their personal API token (games/arena/api_tokens.py), shown once too.
 """
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from games.arena import bot_keys, http_bots, registry
-from games.arena.models import RegisteredBot
+from games.arena import api_tokens, bot_keys, http_bots, registry
+from games.arena.models import ApiToken, RegisteredBot
 
 
 def http_games() -> list:
@@ -122,9 +123,22 @@ def bot_key(request, bot_id: int):
     return _bot_page(request, BotForm(), {"bot": bot, "key": key})
 
 
-def _bot_page(request, form, new_key: dict | None):
-    """The bots page; ``new_key`` (``{"bot", "key"}``) is shown once, in this answer only
-    (never stored, never in a redirect, a message or a cookie)."""
+@login_required
+@require_POST
+def api_token(request):
+    """Make (or replace) the user's personal API token, shown once in this answer; or, with
+    ``action=revoke``, delete it."""
+    if request.POST.get("action") == "revoke":
+        if api_tokens.revoke_token(request.user):
+            messages.info(request, "Your API token was revoked: requests that present it are refused.")
+        return redirect("/bots/#api-token")
+    return _bot_page(request, BotForm(), None, new_token=api_tokens.make_token(request.user))
+
+
+def _bot_page(request, form, new_key: dict | None, new_token: str | None = None):
+    """The bots page; ``new_key`` (``{"bot", "key"}``) and ``new_token`` (the user's new API
+    token) are shown once, in this answer only (never stored, never in a redirect, a message
+    or a cookie)."""
     bots = list(RegisteredBot.objects.select_related("owner").order_by("game", "name"))
     for bot in bots:
         bot.manageable = may_manage(request.user, bot)
@@ -139,9 +153,10 @@ def _bot_page(request, form, new_key: dict | None):
     response = render(request, "arena/bots.html", {
         "bots": bots, "form": form, "new_key": new_key,
         "key_notes": [(g.title, g.key_note) for g in bot_games() if g.listens],
-        "bot_games": [(g.slug, g.title) for g in bot_games()]})
-    if new_key is not None:
-        response["Cache-Control"] = "no-store"  # the key is in this page only
+        "bot_games": [(g.slug, g.title) for g in bot_games()], "new_token": new_token,
+        "token": (ApiToken.objects.filter(user=request.user).first() if request.user.is_authenticated else None)})
+    if new_key is not None or new_token is not None:
+        response["Cache-Control"] = "no-store"  # the key or token is in this page only
     return response
 
 

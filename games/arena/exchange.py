@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from games.arena import registry, replay, views
 from games.arena.models import Event, Match, Seat, Snapshot
-from games.arena.queries import DONE
+from games.arena.queries import DONE, private_seats
 from games.arena.throttle import Throttle
 
 #: Largest log file accepted (bytes).
@@ -31,7 +31,8 @@ def export(request, match_id: int, fmt: str):
     state = replay.final_state(match)
     names = [s.display_name for s in match.seats.all()]
     try:
-        filename, content_type, text = spec.export(fmt, match, state, names, request.GET)
+        filename, content_type, text = spec.export(fmt, match, state, names, request.GET,
+                                                   details_for=private_seats(match.pk, request.user))
     except ValueError as exc:
         raise Http404(str(exc))
     response = HttpResponse(text, content_type=content_type)

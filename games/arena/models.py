@@ -225,3 +225,19 @@ class RatingChange(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["rating", "match"], name="ratingchange_rating_match")]
+
+
+class ApiToken(models.Model):
+    """A person's API token (games/arena/api_tokens.py): their scripts read the JSON API as
+    them, so they see what the pages show them (their bots' forced-move details).  One per
+    user, shown once when made; only its SHA-256 is kept.  Replacing it makes a new one;
+    revoking it deletes the row."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, related_name="api_token", on_delete=models.CASCADE)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    #: When a request last presented it (to the minute: not written on every request).
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"API token of {self.user}"

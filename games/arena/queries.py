@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 
 from games.arena import registry
 from games.arena.models import Match, Seat
@@ -112,9 +112,27 @@ def finished_matches(params) -> QuerySet:
 
 
 def seat_summary(seat: Seat) -> dict:
-    """A seat as the API and the pages show it."""
+    """A seat as the API and the pages show it.  ``verified``: the name is an identity (a
+    registered bot that presented its key or that the server calls, a logged-in person, a
+    built-in bot), not only what a bot or a guest said; ``bot_id``: the registered bot."""
     return {"index": seat.index, "name": seat.display_name, "kind": seat.kind,
-            "builtin_bot": seat.builtin_bot or None, "occupied": seat.occupied, "score": seat.final_score}
+            "builtin_bot": seat.builtin_bot or None, "occupied": seat.occupied, "score": seat.final_score,
+            "verified": seat.occupied and (seat.registered_bot_id is not None or seat.user_id is not None
+                                           or seat.kind == Seat.Kind.BUILTIN),
+            "bot_id": seat.registered_bot_id}
+
+
+def private_seats(match_id: int, user) -> frozenset[int]:
+    """The seats of match ``match_id`` whose private records ``user`` may read once it is
+    over: a forced move's full ``detail`` (what exactly was wrong, the bot's own line, a bot
+    service's error text, which may name its address).  Their own seats (a logged-in person)
+    and their bots' seats; every seat for staff; none for anyone else."""
+    if user is None or not user.is_authenticated:
+        return frozenset()
+    seats = Seat.objects.filter(match_id=match_id)
+    if not user.is_staff:
+        seats = seats.filter(Q(user_id=user.pk) | Q(registered_bot__owner_id=user.pk))
+    return frozenset(seats.values_list("index", flat=True))
 
 
 def winners(result: dict | None) -> set[int]:

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 from games.base import Action, State
 from games.arena.seats import Answer
@@ -238,10 +238,13 @@ class GameSpec:
     #: hanab.live", :meth:`external_replay_url`); "": no such site.
     external_replay_label: str = ""
 
-    def export(self, fmt: str, match, state: State, names: list[str], params: Mapping) -> tuple[str, str, str]:
+    def export(self, fmt: str, match, state: State, names: list[str], params: Mapping,
+               details_for: Collection[int] = ()) -> tuple[str, str, str]:
         """A finished ``match`` (its final ``state``, its seats' ``names``, the request's
         query ``params``) in format ``fmt`` (a key of :attr:`exports`): ``(filename, content
-        type, text)``.  Raises ``ValueError`` for parameters that make no file."""
+        type, text)``.  A format that carries forced moves' ``detail`` carries it only for the
+        seats in ``details_for`` (the downloader's own, :func:`~games.arena.queries.private_seats`).
+        Raises ``ValueError`` for parameters that make no file."""
         raise NotImplementedError
 
     def import_match(self, text: str) -> dict:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import pickle
 from itertools import groupby
+from typing import Collection
 
 from games.arena import registry
 from games.arena.models import Event, Match, Snapshot
@@ -56,19 +57,22 @@ def _events(match_id: int, after_seq: int = 0):
         yield step, list(group)
 
 
-def _answers(group) -> list[dict]:
-    # ``detail`` (a forced move's full explanation, naming the seat's hand) is no secret once
-    # the match is over, and replays open only then.
-    return [{"seat": seat, "action": action, "forced": forced, "reason": reason, "think_ms": think, "detail": detail}
+def _answers(group, details_for: Collection[int]) -> list[dict]:
+    # ``detail`` (a forced move's full explanation: the bot's own line, a bot service's error
+    # text) stays its seat's owner's after the match too (queries.private_seats); others get
+    # the public ``reason`` only.
+    return [{"seat": seat, "action": action, "forced": forced, "reason": reason, "think_ms": think,
+             "detail": detail if seat in details_for else ""}
             for _, seat, action, forced, reason, think, _, detail in group]
 
 
-def logged_steps(match_id: int):
+def logged_steps(match_id: int, details_for: Collection[int] = ()):
     """Yield ``(step, answers)`` for a match's whole log in order, ``answers`` as in
-    :func:`frames` (``seat``, ``action``, ``forced``, ``reason``, ``think_ms``, ``detail``):
-    for a game's export, which re-runs its rules from the first state itself."""
+    :func:`frames` (``seat``, ``action``, ``forced``, ``reason``, ``think_ms``, ``detail``,
+    the last "" but at the seats in ``details_for``): for a game's export, which re-runs its
+    rules from the first state itself."""
     for step, group in _events(match_id):
-        yield step, _answers(group)
+        yield step, _answers(group, details_for)
 
 
 def _restore(match: Match, before_step: int | None):
@@ -92,13 +96,14 @@ def total_steps(match_id: int) -> int:
     return Event.objects.filter(match_id=match_id).order_by("-seq").values_list("step", flat=True).first() or 0
 
 
-def frames(match: Match, start: int = 0, count: int = MAX_FRAMES) -> dict:
+def frames(match: Match, start: int = 0, count: int = MAX_FRAMES, details_for: Collection[int] = ()) -> dict:
     """Frames ``start`` .. ``start + count - 1`` of a match's replay.
 
     Frame 0 is the first state; frame ``k`` is the state after step ``k``, with that step's
     answers and happenings.  Views are omniscient (every hand).  The state is restored from
     the nearest snapshot before ``start``, so a page costs at most ``SNAPSHOT_EVERY + count``
-    steps wherever it is.  Returns ``{"frames": [...], "total": int, "complete": bool}``:
+    steps wherever it is.  Answers carry their ``detail`` only at the seats in
+    ``details_for`` (:func:`~games.arena.queries.private_seats`), "" elsewhere.  Returns ``{"frames": [...], "total": int, "complete": bool}``:
     ``total`` frames in the whole replay (steps + 1).  A step whose answers do not fit the
     rules ends the replay (``complete`` False): that only happens with a damaged log.
     """
@@ -118,7 +123,7 @@ def frames(match: Match, start: int = 0, count: int = MAX_FRAMES) -> dict:
             break
         index += 1
         if index >= start:
-            out.append({"step": step, "answers": _answers(group), "happenings": happenings,
+            out.append({"step": step, "answers": _answers(group, details_for), "happenings": happenings,
                         "view": state.full_observation()})
     return {"frames": out, "total": total_steps(match.pk) + 1, "complete": complete}
 

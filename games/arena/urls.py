@@ -28,6 +28,7 @@ urlpatterns = [
     path("bots/<int:bot_id>/delete/", bot_views.bot_delete, name="bot_delete"),
     path("bots/<int:bot_id>/key/", bot_views.bot_key, name="bot_key"),
     path("bots/<int:bot_id>/shared/", bot_views.bot_share, name="bot_share"),
+    path("bots/api-token/", bot_views.api_token, name="api_token"),
     # The JSON API (django-ninja, namespace "api"): /api/matches/, /api/matches/<id>/,
     # /api/matches/<id>/replay/, /api/openapi.json and the docs page /api/docs.
     path("api/", api.api.urls),

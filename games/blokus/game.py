@@ -116,7 +116,7 @@ class BlokusSpec(GameSpec):
                       "or 2027 game: one the official server wrote, or one downloaded from a finished match here.",)
     import_accept = ".xml,.txt,application/xml,text/xml"
 
-    def export(self, fmt, match, state, names, params) -> tuple[str, str, str]:
+    def export(self, fmt, match, state, names, params, details_for=()) -> tuple[str, str, str]:
         """The contest's replay file, from the event log."""
         # The room id a replay names: stable per match (an imported match's seed is 0 for all).
         room_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"arena:match:{match.pk}"))

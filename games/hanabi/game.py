@@ -69,7 +69,7 @@ class HanabiSpec(GameSpec):
     import_accept = ".json,application/json"
     external_replay_label = "Open in hanab.live"
 
-    def export(self, fmt, match, state, names, params) -> tuple[str, str, str]:
+    def export(self, fmt, match, state, names, params, details_for=()) -> tuple[str, str, str]:
         """The game as hanab.live's JSON (its replay viewer and its ``/replay-json/`` loader)."""
         game = hanablive.export_game(names, state.faces, state.history, seed=str(match.seed))
         return f"hanabi-match{match.pk}.json", "application/json", json.dumps(game, indent=1)

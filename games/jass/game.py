@@ -62,7 +62,7 @@ class JassSpec(GameSpec):
                       'the jass-kit\'s JSON lines: one {"game": …, "date": …, "player_ids": …} per line.')
     import_accept = ".json,.jsonl,.txt,application/json"
 
-    def export(self, fmt, match, state, names, params) -> tuple[str, str, str]:
+    def export(self, fmt, match, state, names, params, details_for=()) -> tuple[str, str, str]:
         """"log": the seed log format, the whole match or with ``?deal=N`` its N-th game;
         "jsonl": the kit's JSON lines (logs.py)."""
         if fmt == "log":

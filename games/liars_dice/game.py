@@ -106,11 +106,12 @@ class LiarsDiceSpec(GameSpec):
     # ---- Files
     exports = {"jsonl": "moves as JSON lines (every answer)"}
 
-    def export(self, fmt, match, state, names, params) -> tuple[str, str, str]:
-        """The match as JSON lines, one per move with every player's answer (logs.py)."""
+    def export(self, fmt, match, state, names, params, details_for=()) -> tuple[str, str, str]:
+        """The match as JSON lines, one per move with every player's answer (logs.py); an
+        answer's ``detail`` only at the seats in ``details_for``."""
         from games.arena import replay  # the event log's models: only once Django is set up
 
-        lines = logs.export_lines(match.config, match.seed, replay.logged_steps(match.pk), names, late, match.pk)
+        lines = logs.export_lines(match.config, match.seed, replay.logged_steps(match.pk, details_for), names, late, match.pk)
         return f"liars-dice-match{match.pk}.jsonl", "application/x-ndjson", "".join(lines)
 
     # ---- Presentation
