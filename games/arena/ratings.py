@@ -70,19 +70,20 @@ def rate_match(match, seats: list) -> bool:
         return False
     anchor = spec.rating_anchor
     keys = [key for key, _ in subjects]
-    # A fixed number of statements whatever the seats: one read (locked), one insert of the
-    # newcomers, one batch of updates, one insert of the changes (the ORM row by row cost
-    # several milliseconds a match, benchmarks/ratings.py).
-    known = {r.subject: r for r in Rating.objects.select_for_update().filter(game=match.game, subject__in=keys)}
+    # Steady state is two statements on PostgreSQL (one locked read; one data-modifying CTE
+    # that updates the ratings and inserts the changes) and three on SQLite, in raw SQL: the
+    # ORM's own work (querysets, model rows) was most of a millisecond a match, and each
+    # statement is a round trip to the server (benchmarks/ratings.py).
+    known = _locked_ratings(match.game, keys)
     newcomers = [Rating(game=match.game, subject=key, mu=MU, sigma=SIGMA, name=seat.display_name, **fields)
                  for (key, fields), seat in zip(subjects, seats) if key not in known]
-    if newcomers:
-        Rating.objects.bulk_create(newcomers)  # sets their ids (PostgreSQL, SQLite >= 3.35)
-        known.update((r.subject, r) for r in newcomers)
-    ratings = [known[key] for key in keys]
+    if newcomers:  # a subject's first rated match (rare): the ORM, which reads back their ids
+        Rating.objects.bulk_create(newcomers)  # PostgreSQL, SQLite >= 3.35
+        known.update((r.subject, (r.pk, MU, SIGMA, 0, 0, 0)) for r in newcomers)
+    ratings = [known[key] for key in keys]  # (id, mu, sigma, matches, wins, draws)
     teams = spec.teams(match.config) or [(None, (seat.index,)) for seat in seats]
     m = model()
-    team_ratings = [[m.rating(mu=ratings[i].mu, sigma=ratings[i].sigma) for i in members] for _, members in teams]
+    team_ratings = [[m.rating(mu=ratings[i][1], sigma=ratings[i][2]) for i in members] for _, members in teams]
     team_ranks = [ranks[members[0]] for _, members in teams]
     new = m.rate(team_ratings, ranks=team_ranks)
     after = {}
@@ -91,20 +92,58 @@ def rate_match(match, seats: list) -> bool:
             after[i] = (r.mu, r.sigma)
     best = min(ranks)
     outright = ranks.count(best) < len(ranks)  # someone won (not everyone tied)
-    seen = connection.ops.adapt_datetimefield_value(match.finished_at)
-    changes, updates = [], []
-    for i, rating in enumerate(ratings):
-        fixed = anchor is not None and rating.subject == f"builtin:{anchor}"
+    rows = []  # per seat: (rating id, mu, sigma, matches, wins, draws, seat, rank, mu before, sigma before)
+    for i, (pk, mu_before, sigma_before, matches, wins, draws) in enumerate(ratings):
+        fixed = anchor is not None and keys[i] == f"builtin:{anchor}"
         mu, sigma = (MU, SIGMA) if fixed else after[i]
-        changes.append(RatingChange(match_id=match.pk, rating_id=rating.pk, seat=i, rank=ranks[i],
-                                    mu_before=rating.mu, sigma_before=rating.sigma, mu_after=mu, sigma_after=sigma))
-        updates.append((mu, sigma, rating.matches + 1, rating.wins + (outright and ranks[i] == best),
-                        rating.draws + (not outright), match.pk, seen, rating.pk))
-    with connection.cursor() as cursor:
-        cursor.executemany(f"UPDATE {Rating._meta.db_table} SET mu = %s, sigma = %s, matches = %s, wins = %s, "
-                           "draws = %s, last_match_id = %s, last_seen = %s WHERE id = %s", updates)
-    RatingChange.objects.bulk_create(changes)
+        rows.append((pk, mu, sigma, matches + 1, wins + (outright and ranks[i] == best), draws + (not outright),
+                     i, ranks[i], mu_before, sigma_before))
+    _store(match, rows)
     return True
+
+
+def _locked_ratings(game: str, keys: list[str]) -> dict[str, tuple]:
+    """``{subject: (id, mu, sigma, matches, wins, draws)}`` of ``game``'s ratings among
+    ``keys``, locked until the transaction ends (PostgreSQL; SQLite's writer holds the whole
+    database already), so two matches finishing at once rate one after the other."""
+    from games.arena.models import Rating
+
+    marks = ", ".join(["%s"] * len(keys))
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT subject, id, mu, sigma, matches, wins, draws FROM {Rating._meta.db_table} "
+                       f"WHERE game = %s AND subject IN ({marks}){lock}", [game, *keys])
+        return {subject: tuple(rest) for subject, *rest in cursor.fetchall()}
+
+
+def _store(match, rows: list[tuple]) -> None:
+    """Write each rating's new values and a :class:`RatingChange` per seat (``rows`` as
+    :func:`rate_match` builds them): one statement on PostgreSQL, two on SQLite."""
+    from games.arena.models import Rating, RatingChange
+
+    rating_table, change_table = Rating._meta.db_table, RatingChange._meta.db_table
+    seen = connection.ops.adapt_datetimefield_value(match.finished_at)
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
+    params = [value for row in rows for value in row]
+    set_new = ("mu = new.mu, sigma = new.sigma, matches = new.matches, wins = new.wins, draws = new.draws, "
+               "last_match_id = %s, last_seen = %s")
+    insert = (f"INSERT INTO {change_table} (match_id, rating_id, seat, rank, mu_before, sigma_before, mu_after, "
+              "sigma_after) SELECT %s, id, seat, rank, mu_before, sigma_before, mu, sigma FROM new")
+    columns = "id, mu, sigma, matches, wins, draws, seat, rank, mu_before, sigma_before"
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # The first VALUES row names the types (parameters arrive untyped).
+            typed = ("(%s::bigint, %s::float8, %s::float8, %s::int, %s::int, %s::int, %s::int, %s::int, "
+                     "%s::float8, %s::float8)")
+            values = ", ".join([typed] + ["(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"] * (len(rows) - 1))
+            cursor.execute(f"WITH new ({columns}) AS (VALUES {values}), "
+                           f"updated AS (UPDATE {rating_table} AS r SET {set_new} FROM new WHERE r.id = new.id) "
+                           f"{insert}", [*params, match.pk, seen, match.pk])
+        else:  # SQLite (>= 3.33 for UPDATE ... FROM): the same in two statements
+            new = f"WITH new ({columns}) AS (VALUES {values}) "
+            cursor.execute(f"{new}UPDATE {rating_table} SET {set_new} FROM new WHERE {rating_table}.id = new.id",
+                           [*params, match.pk, seen])
+            cursor.execute(f"{new}{insert}", [*params, match.pk])
 
 
 def recompute(game: str | None = None) -> int:
