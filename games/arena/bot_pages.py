@@ -1,25 +1,33 @@
-"""A registered bot's page (``/bots/<id>/``): what its author looks at first.
+"""A registered bot's page (``/bots/<id>/``), what its author looks at first, and a person's
+page (``/people/<username>/``), the same for the matches a logged-in person sat in.
 
-Its header (name, game, owner, how its identity is verified, its rating), its results against
-each opponent with the mean score difference and its 95% interval, its rating after each rated
-match (a Chart.js line chart, served from our own static files, and the same numbers in a
-table), its recent matches, and its recent forced moves with its think time and timeouts.
+Both show, for one game (a bot's own; a person's chosen with ``?game=``): results against each
+opponent with the mean score difference and its 95% interval, the history of one pairing
+(``?opponent=<identity key>``), the rating after each rated match (a Chart.js line chart,
+served from our own static files, and the same numbers in a table), the recent matches, and the
+recent forced moves with the think time and timeouts.  :func:`summary` computes all of it for
+either page from a filter that selects the subject's seats.  A bot's header has its name, game,
+owner, how its identity is verified and its rating; a person's has their rating in every game
+they played, with a tab per game.
 
-Bounds: everything is computed from the bot's last :data:`MAX_MATCHES` matches at most (the
-page says so); the lists show the last :data:`RECENT_MATCHES` matches and the last
+Bounds: everything is computed from the subject's last :data:`MAX_MATCHES` matches (of the game)
+at most (the page says so); the lists show the last :data:`RECENT_MATCHES` matches and the last
 :data:`RECENT_FORCED` forced moves.  A forced move's ``detail`` (which may name the seat's own
-hidden information) is shown to the bot's owner and to staff only; everyone else sees its
-public ``reason``.
+hidden information) is shown to the bot's owner, to the person themself and to staff only;
+everyone else sees its public ``reason``.
 """
 from __future__ import annotations
 
 import math
 import statistics
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from django.db.models import Avg, Count, Exists, OuterRef, Q
+from django.contrib.auth import get_user_model
+from django.db.models import Avg, Count, Exists, Max, OuterRef, Q
 from django.http import Http404
 from django.shortcuts import render
+from django.urls import reverse
 
 from games.arena import registry
 from games.arena.models import Event, Match, Rating, RatingChange, RegisteredBot, Seat
@@ -30,6 +38,8 @@ MAX_MATCHES = 1000
 RECENT_MATCHES = 20
 #: How many of its latest forced moves are listed.
 RECENT_FORCED = 50
+#: How many of a person's registered bots their page names (the Bots page lists them all).
+PERSON_BOTS = 20
 #: A forced move's public ``reason`` that says the seat said nothing before its deadline, as
 #: the transports write it: "no answer within N s" (HTTP bots), "no reply within N s" (Liar's
 #: Dice), "no move within N s" (people, Blokus), "no action within N s" (Hanabi), possibly
@@ -37,14 +47,35 @@ RECENT_FORCED = 50
 TIMEOUT_REASON = r"^no (answer|reply|move|action) within |timed out"
 
 
-@dataclass
-class HeadToHead:
-    """The bot's results against one opponent identity over its finished matches."""
+class Identity(NamedTuple):
+    """Whoever sat at a seat, as these pages name and link them (see :func:`identity_of`)."""
 
     key: str
     name: str
     kind: str
     bot_id: int | None = None
+    username: str | None = None
+
+    @property
+    def href(self) -> str | None:
+        """Their page: a registered bot's or a person's; None for anyone else."""
+        if self.bot_id is not None:
+            return reverse("bot_page", args=[self.bot_id])
+        if self.username:
+            return reverse("person_page", args=[self.username])
+        return None
+
+
+@dataclass
+class HeadToHead:
+    """The subject's results against one opponent identity over its finished matches."""
+
+    key: str
+    name: str
+    kind: str
+    bot_id: int | None = None
+    username: str | None = None
+    href: str | None = None
     wins: int = 0
     draws: int = 0
     losses: int = 0
@@ -56,7 +87,7 @@ class HeadToHead:
 
     @property
     def mean_difference(self) -> float | None:
-        """Mean of (the bot's final score − the opponent's), None without a score."""
+        """Mean of (the subject's final score − the opponent's), None without a score."""
         return statistics.fmean(self.differences) if self.differences else None
 
     @property
@@ -67,19 +98,22 @@ class HeadToHead:
         return 1.96 * statistics.stdev(self.differences) / math.sqrt(n) if n > 1 else None
 
 
-def identity_of(seat: Seat) -> tuple[str, str, str, int | None]:
-    """``(key, name, kind, bot_id)`` of whoever sat at ``seat``: a registered bot by its id, a
-    person by their account, a built-in bot by its name, otherwise the name shown, marked
-    ``unverified`` (a bot without its key) or ``guest`` (a person without an account)."""
+def identity_of(seat: Seat) -> Identity:
+    """Whoever sat at ``seat``: a registered bot by its id (key ``bot:<id>``), a person by their
+    account (``user:<id>``, with their username), a built-in bot by its name
+    (``builtin:<name>``), otherwise the name shown, marked ``unverified`` (a bot without its
+    key) or ``guest`` (a person without an account).  The keys are the rating subjects'
+    (games/arena/ratings.py) where there is one."""
     if seat.registered_bot_id is not None:
         name = seat.registered_bot.name if seat.registered_bot else seat.display_name
-        return f"bot:{seat.registered_bot_id}", name, "bot", seat.registered_bot_id
+        return Identity(f"bot:{seat.registered_bot_id}", name, "bot", seat.registered_bot_id)
     if seat.user_id is not None:
-        return f"user:{seat.user_id}", seat.user.get_username() if seat.user else seat.display_name, "person", None
+        username = seat.user.get_username() if seat.user else None
+        return Identity(f"user:{seat.user_id}", username or seat.display_name, "person", None, username)
     if seat.kind == Seat.Kind.BUILTIN and seat.builtin_bot:
-        return f"builtin:{seat.builtin_bot}", seat.display_name or seat.builtin_bot, "built-in bot", None
+        return Identity(f"builtin:{seat.builtin_bot}", seat.display_name or seat.builtin_bot, "built-in bot")
     kind = "unverified" if seat.kind == Seat.Kind.PROTOCOL else "guest"
-    return f"{kind}:{seat.display_name}", seat.display_name or "?", kind, None
+    return Identity(f"{kind}:{seat.display_name}", seat.display_name or "?", kind)
 
 
 def seat_ranks(match: Match, ranks_by_seat: dict[int, int] | None) -> dict[int, int] | None:
@@ -135,13 +169,32 @@ def outcome_word(ranks: dict[int, int] | None, index: int) -> str:
     return "lost" if len(distinct) == 2 else f"rank {distinct.index(ranks[index]) + 1} of {len(distinct)}"
 
 
-def bot_summary(bot: RegisteredBot, *, show_detail: bool) -> dict:
-    """Everything the page shows about ``bot`` (see the module docstring), as plain data."""
-    seats = list(Seat.objects.filter(registered_bot_id=bot.pk).exclude(match__status=Match.Status.OPEN)
-                 .order_by("-match__created_at", "-match_id").values_list("match_id", "index")[:MAX_MATCHES * 2])
-    match_ids = list(dict.fromkeys(m for m, _ in seats))[:MAX_MATCHES]
+def rating_facts(rating: Rating | None) -> dict | None:
+    """``{"mu", "sigma", "ordinal" (μ − 3σ), "matches", "win_rate" (0..1, None before a
+    match)}`` of ``rating``, as the pages' headers show it; None for no rating."""
+    if rating is None:
+        return None
+    return {"mu": rating.mu, "sigma": rating.sigma, "ordinal": rating.mu - 3 * rating.sigma,
+            "matches": rating.matches, "win_rate": rating.wins / rating.matches if rating.matches else None}
+
+
+def summary(seats: Q, subject: str, game: str, *, show_detail: bool, opponent: str | None = None) -> dict:
+    """Everything a bot's or a person's page shows of one game (see the module docstring), as
+    plain data.
+
+    ``seats`` selects the subject's own seats (``Q(registered_bot_id=…)`` for a bot;
+    ``Q(user_id=…, kind="human", match__game=…)`` for a person); ``subject`` is its identity
+    and rating key (``"bot:<id>"``, ``"user:<id>"``): other seats with that key at a table
+    are copies of it, not opponents; ``game`` is the game whose :class:`Rating` is charted.
+    ``opponent``, an identity key from ``head_to_head``, asks for that pairing's matches
+    (``pairing``: newest first, one row per seat of the subject against one of theirs).
+    ``show_detail``: whether forced moves carry their ``detail`` (else None).  Bounded by
+    :data:`MAX_MATCHES`, :data:`RECENT_MATCHES` and :data:`RECENT_FORCED`."""
+    seat_rows = list(Seat.objects.filter(seats).exclude(match__status=Match.Status.OPEN)
+                     .order_by("-match__created_at", "-match_id").values_list("match_id", "index")[:MAX_MATCHES * 2])
+    match_ids = list(dict.fromkeys(m for m, _ in seat_rows))[:MAX_MATCHES]
     mine: dict[int, list[int]] = {}
-    for match_id, index in seats:
+    for match_id, index in seat_rows:
         if match_id in mine or len(mine) < MAX_MATCHES:
             mine.setdefault(match_id, []).append(index)
     matches = {m.pk: m for m in Match.objects.filter(pk__in=match_ids)
@@ -150,8 +203,9 @@ def bot_summary(bot: RegisteredBot, *, show_detail: bool) -> dict:
     for match_id, seat, rank in RatingChange.objects.filter(match_id__in=match_ids).values_list("match_id", "seat", "rank"):
         changes.setdefault(match_id, {})[seat] = rank
 
-    # Results against each opponent (finished matches only).
+    # Results against each opponent (finished matches only), and one pairing's matches.
     opponents: dict[str, HeadToHead] = {}
+    pairing = []
     finished = 0
     for match_id in match_ids:
         match = matches.get(match_id)
@@ -164,23 +218,34 @@ def bot_summary(bot: RegisteredBot, *, show_detail: bool) -> dict:
             me = all_seats.get(index)
             side = partners_of(match, index)
             for other in all_seats.values():
-                if other.index in side or other.registered_bot_id == bot.pk or not other.occupied:
-                    continue  # partners and copies of itself are not opponents
-                key, name, kind, bot_id = identity_of(other)
-                row = opponents.setdefault(key, HeadToHead(key, name, kind, bot_id))
+                if other.index in side or not other.occupied:
+                    continue  # partners are not opponents
+                who = identity_of(other)
+                if who.key == subject:
+                    continue  # nor are copies of itself
+                row = opponents.get(who.key)
+                if row is None:
+                    row = opponents[who.key] = HeadToHead(who.key, who.name, who.kind, who.bot_id, who.username, who.href)
+                outcome = None
                 if ranks and index in ranks and other.index in ranks:
                     if ranks[index] < ranks[other.index]:
-                        row.wins += 1
+                        row.wins, outcome = row.wins + 1, "won"
                     elif ranks[index] == ranks[other.index]:
-                        row.draws += 1
+                        row.draws, outcome = row.draws + 1, "draw"
                     else:
-                        row.losses += 1
+                        row.losses, outcome = row.losses + 1, "lost"
+                difference = None
                 if me is not None and me.final_score is not None and other.final_score is not None:
-                    row.differences.append(me.final_score - other.final_score)
+                    difference = me.final_score - other.final_score
+                    row.differences.append(difference)
+                if who.key == opponent:
+                    pairing.append({"match": match, "outcome": outcome or "–", "rated": match_id in changes,
+                                    "score": me.final_score if me else None, "their_score": other.final_score,
+                                    "difference": difference})
     head_to_head = sorted(opponents.values(), key=lambda r: (-r.matches, r.name.lower()))
 
-    # Its rating after each rated match (oldest first), within the same matches.
-    rating = Rating.objects.filter(game=bot.game, subject=f"bot:{bot.pk}").first()
+    # The rating after each rated match (oldest first), within the same matches.
+    rating = Rating.objects.filter(game=game, subject=subject).first()
     chart = []
     if rating is not None:
         for change in (RatingChange.objects.filter(rating=rating, match_id__in=match_ids)
@@ -200,15 +265,14 @@ def bot_summary(bot: RegisteredBot, *, show_detail: bool) -> dict:
         ranks = seat_ranks(match, changes.get(match_id)) if match.status == Match.Status.FINISHED else None
         index = mine[match_id][0]
         me = next((s for s in all_seats if s.index == index), None)
-        others = [identity_of(s) + (s.final_score,) for s in all_seats
-                  if s.index not in mine[match_id] and s.occupied]
+        others = [(identity_of(s), s.final_score) for s in all_seats if s.index not in mine[match_id] and s.occupied]
         recent.append({"match": match, "outcome": outcome_word(ranks, index) if ranks else match.get_status_display(),
                        "score": me.final_score if me else None, "rated": match_id in changes,
-                       "others": [{"name": n, "kind": k, "bot_id": b, "score": sc} for _, n, k, b, sc in others]})
+                       "others": [{"name": who.name, "kind": who.kind, "bot_id": who.bot_id, "href": who.href,
+                                   "score": score} for who, score in others]})
 
     # Forced moves, think time and timeouts at its seats in the same matches.
-    its_seat = Exists(Seat.objects.filter(match_id=OuterRef("match_id"), index=OuterRef("seat"),
-                                          registered_bot_id=bot.pk))
+    its_seat = Exists(Seat.objects.filter(match_id=OuterRef("match_id"), index=OuterRef("seat")).filter(seats))
     events = Event.objects.filter(match_id__in=match_ids).filter(its_seat)
     forced = []
     for event in events.filter(forced=True).order_by("-match_id", "-seq")[:RECENT_FORCED]:
@@ -218,13 +282,28 @@ def bot_summary(bot: RegisteredBot, *, show_detail: bool) -> dict:
     timeouts = events.filter(forced=True).filter(reason__regex=TIMEOUT_REASON).count()
     forced_total = events.filter(forced=True).count()
 
-    return {"rating": rating, "head_to_head": head_to_head, "finished": finished, "matches_seen": len(match_ids),
+    return {"rating": rating, "rating_row": rating_facts(rating), "head_to_head": head_to_head,
+            "finished": finished, "matches_seen": len(match_ids),
+            "opponent_key": opponent, "opponent": opponents.get(opponent) if opponent else None, "pairing": pairing,
             "chart": chart, "recent": recent, "forced": forced, "forced_total": forced_total,
-            "think_ms": think["mean"], "think_n": think["n"], "timeouts": timeouts}
+            "think_ms": think["mean"], "think_n": think["n"], "timeouts": timeouts,
+            "max_matches": MAX_MATCHES, "recent_n": RECENT_MATCHES, "forced_n": RECENT_FORCED}
+
+
+def bot_summary(bot: RegisteredBot, *, show_detail: bool, opponent: str | None = None) -> dict:
+    """:func:`summary` of a registered bot: its seats, in its game."""
+    return summary(Q(registered_bot_id=bot.pk), f"bot:{bot.pk}", bot.game, show_detail=show_detail, opponent=opponent)
+
+
+def person_summary(user, game: str, *, show_detail: bool, opponent: str | None = None) -> dict:
+    """:func:`summary` of a person (a ``User``): the seats they took in person in ``game``."""
+    return summary(Q(user_id=user.pk, kind=Seat.Kind.HUMAN, match__game=game), f"user:{user.pk}", game,
+                   show_detail=show_detail, opponent=opponent)
 
 
 def bot_page(request, bot_id: int):
-    """``/bots/<id>/``: the page of one registered bot (404 for an unknown id)."""
+    """``/bots/<id>/?opponent=<key>``: the page of one registered bot (404 for an unknown id).
+    Forced moves' details for its owner and staff only."""
     bot = RegisteredBot.objects.select_related("owner").filter(pk=bot_id).first()
     if bot is None:
         raise Http404("no such bot")
@@ -234,14 +313,67 @@ def bot_page(request, bot_id: int):
         spec = registry.get(bot.game)
     except KeyError:
         spec = None
-    context = bot_summary(bot, show_detail=show_detail)
-    rating = context["rating"]
-    if rating is not None:
-        context["rating_row"] = {"mu": rating.mu, "sigma": rating.sigma, "ordinal": rating.mu - 3 * rating.sigma,
-                                 "matches": rating.matches,
-                                 "win_rate": rating.wins / rating.matches if rating.matches else None}
+    mine = user.is_authenticated and user.pk == bot.owner_id
+    context = bot_summary(bot, show_detail=show_detail, opponent=request.GET.get("opponent") or None)
     context.update({"bot": bot, "spec": spec, "title": spec.title if spec else bot.game,
                     "connects": bool(spec and spec.listens), "has_key": bool(bot.key_hash),
-                    "show_detail": show_detail, "mine": user.is_authenticated and user.pk == bot.owner_id,
-                    "max_matches": MAX_MATCHES, "recent_n": RECENT_MATCHES, "forced_n": RECENT_FORCED})
+                    "show_detail": show_detail, "mine": mine, "query": "",
+                    "words": {"subject": bot.name, "its": "its", "it": "it", "them": "it",
+                              "not_played": "It has not played yet.",
+                              "who_sees": "Only the bot's owner sees the full details."}})
     return render(request, "arena/bot_page.html", context)
+
+
+def person_page(request, username: str):
+    """``/people/<username>/?game=<slug>&opponent=<key>``: a logged-in person's page (404 for an
+    unknown username).  One game at a time: ``game`` if they played it, else the game of their
+    latest match (an unknown or unplayed ``game`` is said and left out); tabs to each game they
+    played and their rating in each at the top (a cooperative game: none), and the bots they
+    registered (:data:`PERSON_BOTS` at most).  Forced moves' details for the person themself and
+    staff only; a person who never played gets a page that says so."""
+    person = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: username}).first()
+    if person is None:
+        raise Http404("no such person")
+    viewer = request.user
+    me = viewer.is_authenticated and viewer.pk == person.pk
+    show_detail = me or (viewer.is_authenticated and viewer.is_staff)
+    name = person.get_username()
+    # The games they played (seats in matches past their table's opening), latest first.
+    played = list(Seat.objects.filter(user_id=person.pk, kind=Seat.Kind.HUMAN).exclude(match__status=Match.Status.OPEN)
+                  .values("match__game").annotate(n=Count("match_id", distinct=True), latest=Max("match__created_at"))
+                  .order_by("-latest"))
+    ratings = {r.game: r for r in Rating.objects.filter(subject=f"user:{person.pk}")}
+    order = {spec.slug: i for i, spec in enumerate(registry.all_games())}
+    games = []
+    for row in sorted(played, key=lambda r: (order.get(r["match__game"], len(order)), r["match__game"])):
+        slug = row["match__game"]
+        try:
+            spec = registry.get(slug)
+        except KeyError:
+            spec = None
+        games.append({"slug": slug, "title": spec.title if spec else slug, "matches": row["n"],
+                      "cooperative": bool(spec and spec.cooperative), "listed": spec is not None,
+                      "rating": rating_facts(ratings.get(slug))})
+    titles = {g["slug"]: g["title"] for g in games}
+    game = played[0]["match__game"] if played else None
+    asked = request.GET.get("game", "")
+    notice = None
+    if asked in titles:
+        game = asked
+    elif asked and game is not None:
+        asked_title = registry.get(asked).title if asked in order else f"“{asked[:40]}”"
+        notice = f"{name} has not played {asked_title}: here is {titles[game]}."
+    their_bots = RegisteredBot.objects.filter(owner_id=person.pk)
+    bots = [{"pk": pk, "name": bot_name, "title": registry.get(slug).title if slug in order else slug}
+            for pk, bot_name, slug in their_bots.order_by("game", "name").values_list("pk", "name", "game")[:PERSON_BOTS]]
+    context = {"person": person, "me": me, "mine": me, "show_detail": show_detail, "games": games, "game": game,
+               "notice": notice, "bots": bots,
+               "more_bots": their_bots.count() - len(bots) if len(bots) == PERSON_BOTS else 0}
+    if game is not None:
+        spec = registry.get(game) if game in order else None
+        context.update(person_summary(person, game, show_detail=show_detail, opponent=request.GET.get("opponent") or None))
+        context.update({"spec": spec, "title": titles[game], "query": f"game={game}&",
+                        "words": {"subject": name, "its": "their", "it": "they", "them": "them",
+                                  "not_played": f"They have not played {titles[game]} yet.",
+                                  "who_sees": f"Only {name} sees the full details."}})
+    return render(request, "arena/person_page.html", context)

@@ -69,7 +69,9 @@ def score_statistics(game: str) -> list[dict]:
 
 
 def leaderboard(request, game: str):
-    """``/leaderboard/<game>/?who=bots|people&page=N``: the page."""
+    """``/leaderboard/<game>/?who=bots|people&page=N``: the page; a row is :func:`rating_row`'s
+    plus ``username`` (a person's, for the link to their page; else None) and ``seen`` (its
+    ``last_seen`` as a datetime, for the page's date format)."""
     try:
         spec = registry.get(game)
     except KeyError:
@@ -81,8 +83,10 @@ def leaderboard(request, game: str):
     if spec.cooperative:
         context["statistics"] = score_statistics(game)
     else:
-        page = Paginator(ratings_of(game, who), PAGE_SIZE).get_page(request.GET.get("page"))
+        page = Paginator(ratings_of(game, who).select_related("user"), PAGE_SIZE).get_page(request.GET.get("page"))
         context["page"] = page
-        context["rows"] = [rating_row(r) for r in page.object_list]
+        # The page links a person's name to their page; the API's row (RatingRow) stays as it is.
+        context["rows"] = [{**rating_row(r), "username": r.user.get_username() if r.user is not None else None,
+                            "seen": r.last_seen} for r in page.object_list]
         context["anchor"] = spec.builtin_bots[spec.rating_anchor][0] if spec.rating_anchor else None
     return render(request, "arena/leaderboard.html", context)

@@ -3,7 +3,7 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from games.arena import api, bot_views, exchange, leaderboard, views
-from games.arena.bot_pages import bot_page
+from games.arena.bot_pages import bot_page, person_page
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
@@ -24,6 +24,7 @@ urlpatterns = [
     path("accounts/signup/", views.signup, name="signup"),
     path("bots/", bot_views.bot_list, name="bots"),
     path("bots/<int:bot_id>/", bot_page, name="bot_page"),
+    path("people/<str:username>/", person_page, name="person_page"),
     path("bots/<int:bot_id>/test/", bot_views.bot_test, name="bot_test"),
     path("bots/<int:bot_id>/delete/", bot_views.bot_delete, name="bot_delete"),
     path("bots/<int:bot_id>/key/", bot_views.bot_key, name="bot_key"),

@@ -1,5 +1,6 @@
-// A registered bot's page (templates/arena/bot_page.html): draws its rating after each rated
-// match with Chart.js (served from our own static files, vendor/chartjs/chart.umd.js).
+// A registered bot's page and a person's page (templates/arena/_identity_sections.html): draws
+// the rating after each rated match with Chart.js (served from our own static files,
+// vendor/chartjs/chart.umd.js).
 // Data: the JSON in <script id="rating-data">, a list of {match, mu, sigma, ordinal, finished}
 // oldest first.  The same numbers are in the table under the chart.
 (function () {
