@@ -63,16 +63,19 @@ def fits(page) -> bool:
     return page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
 
 
-def chart_ink(page) -> dict:
-    page.wait_for_function("() => window.Chart && Chart.getChart(document.getElementById('rating-chart'))")
-    return page.evaluate("""() => {
-        const chart = Chart.getChart(document.getElementById('rating-chart'));
+def chart_ink(page, canvas_id="rating-chart") -> dict:
+    """The Chart.js chart on canvas ``canvas_id``: points per dataset, the first dataset's
+    values, its width on screen and how many of its pixels are drawn."""
+    page.wait_for_function(f"() => window.Chart && Chart.getChart(document.getElementById('{canvas_id}'))")
+    return page.evaluate("""(id) => {
+        const chart = Chart.getChart(document.getElementById(id));
         const canvas = chart.canvas;
         const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
         let inked = 0;
         for (let i = 3; i < pixels.length; i += 4) if (pixels[i] > 0) inked++;
-        return {points: chart.data.datasets.map(d => d.data.length), width: canvas.clientWidth, inked};
-    }""")
+        return {points: chart.data.datasets.map(d => d.data.length), values: chart.data.datasets[0].data,
+                labels: chart.data.labels, width: canvas.clientWidth, inked};
+    }""", canvas_id)
 
 
 @pytest.mark.browser
@@ -120,6 +123,8 @@ def test_the_leaderboard_and_a_persons_page_in_a_browser(arena_factory, browser,
         # the pairing with ria, from the head-to-head table
         page.locator("[data-testid=head-to-head] tr", has_text="ria").get_by_role("link", name="2").click()
         assert page.get_by_test_id("pairing-matches").locator("tbody tr").count() == 2
+        bars = chart_ink(page, "pairing-chart")  # how often each score difference came up: -3 once, -2 once
+        assert (bars["labels"], bars["values"]) == (["-3", "-2"], [1, 1]) and bars["inked"] > 500
         assert fits(page)
         page.get_by_test_id("pairing").screenshot(path=str(shots / f"person-pairing-{label}.png"))
 

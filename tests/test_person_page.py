@@ -99,6 +99,9 @@ def test_one_pairing_history(world):
     assert [r[1:4] for r in rows] == [["won rated", "2 : 0", "2"], ["lost rated", "1 : 3", "-2"],
                                       ["won rated", "3 : 1", "2"]]
     assert "Against bravo" in text(html)
+    # the distribution of the differences, for the chart: -2 once, +2 twice (the range between kept)
+    bars = json.loads(re.search(r'<script id="pairing-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+    assert bars == [{"label": f"{d:+d}" if d else "0", "count": {-2: 1, 2: 2}.get(d, 0)} for d in range(-2, 3)]
     # the head-to-head counts link to it, keeping the game
     assert f'href="?game=liars_dice&amp;opponent=bot%3A{bravo.pk}#pairing"' in html
     assert "No finished match against this opponent" in page("/people/ria/?game=liars_dice&opponent=bot%3A999")

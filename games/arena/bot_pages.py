@@ -98,6 +98,31 @@ class HeadToHead:
         return 1.96 * statistics.stdev(self.differences) / math.sqrt(n) if n > 1 else None
 
 
+#: At most this many bars in a pairing's score-difference chart (wider ranges are binned).
+MAX_BARS = 21
+
+
+def difference_bars(differences: list[float]) -> list[dict]:
+    """The distribution of a pairing's score differences as bars ``[{"label", "count"}]``,
+    lowest first: one bar per value when they are whole numbers spanning at most
+    :data:`MAX_BARS` values (zeros between kept, so the shape is true), else
+    :data:`MAX_BARS` equal bins labelled by their range.  Empty without differences."""
+    if not differences:
+        return []
+    low, high = min(differences), max(differences)
+    if all(float(d).is_integer() for d in differences) and high - low < MAX_BARS:
+        counts = {int(v): 0 for v in range(int(low), int(high) + 1)}
+        for d in differences:
+            counts[int(d)] += 1
+        return [{"label": f"{v:+d}" if v else "0", "count": n} for v, n in counts.items()]
+    width = (high - low) / MAX_BARS or 1.0
+    counts = [0] * MAX_BARS
+    for d in differences:
+        counts[min(int((d - low) / width), MAX_BARS - 1)] += 1
+    return [{"label": f"{low + i * width:.3g} to {low + (i + 1) * width:.3g}", "count": n}
+            for i, n in enumerate(counts)]
+
+
 def identity_of(seat: Seat) -> Identity:
     """Whoever sat at ``seat``: a registered bot by its id (key ``bot:<id>``), a person by their
     account (``user:<id>``, with their username), a built-in bot by its name
@@ -285,6 +310,7 @@ def summary(seats: Q, subject: str, game: str, *, show_detail: bool, opponent: s
     return {"rating": rating, "rating_row": rating_facts(rating), "head_to_head": head_to_head,
             "finished": finished, "matches_seen": len(match_ids),
             "opponent_key": opponent, "opponent": opponents.get(opponent) if opponent else None, "pairing": pairing,
+            "pairing_bars": difference_bars(opponents[opponent].differences) if opponent in opponents else [],
             "chart": chart, "recent": recent, "forced": forced, "forced_total": forced_total,
             "think_ms": think["mean"], "think_n": think["n"], "timeouts": timeouts,
             "max_matches": MAX_MATCHES, "recent_n": RECENT_MATCHES, "forced_n": RECENT_FORCED}

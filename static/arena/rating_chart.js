@@ -3,16 +3,39 @@
 // vendor/chartjs/chart.umd.js).
 // Data: the JSON in <script id="rating-data">, a list of {match, mu, sigma, ordinal, finished}
 // oldest first.  The same numbers are in the table under the chart.
+// With a pairing open, also the distribution of its score differences as bars: the JSON in
+// <script id="pairing-data">, a list of {label, count} lowest difference first (the matches
+// are listed under it).
 (function () {
   "use strict";
-  var canvas = document.getElementById("rating-chart");
-  var source = document.getElementById("rating-data");
-  if (!canvas || !source || typeof Chart === "undefined") return;
-  var points = JSON.parse(source.textContent);
-  if (!points.length) return;
+  if (typeof Chart === "undefined") return;
   var style = getComputedStyle(document.documentElement);
   var accent = style.getPropertyValue("--accent").trim() || "#1f6f5c";
   var muted = style.getPropertyValue("--muted").trim() || "#5d6673";
+
+  var bars = document.getElementById("pairing-chart");
+  var barData = document.getElementById("pairing-data");
+  if (bars && barData) {
+    var counts = JSON.parse(barData.textContent);
+    new Chart(bars, {
+      type: "bar",
+      data: {labels: counts.map(function (b) { return b.label; }),
+             datasets: [{label: "matches", data: counts.map(function (b) { return b.count; }),
+                         backgroundColor: accent}]},
+      options: {
+        responsive: true, maintainAspectRatio: false, animation: false,
+        scales: {x: {title: {display: true, text: "score difference"}, ticks: {maxRotation: 0, autoSkip: true}},
+                 y: {title: {display: true, text: "matches"}, beginAtZero: true, ticks: {precision: 0}}},
+        plugins: {legend: {display: false}}
+      }
+    });
+  }
+
+  var canvas = document.getElementById("rating-chart");
+  var source = document.getElementById("rating-data");
+  if (!canvas || !source) return;
+  var points = JSON.parse(source.textContent);
+  if (!points.length) return;
   var labels = points.map(function (p) { return "#" + p.match; });
   new Chart(canvas, {
     type: "line",
