@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.figures import figure  # noqa: E402
 from benchmarks.reconnect_flood import cpu_s  # noqa: E402
 from tests.hanabi_client import HanabiClient  # noqa: E402
 from tests.serverproc import start_arena  # noqa: E402
@@ -70,6 +71,8 @@ def main() -> None:
         print(f"load average {os.getloadavg()[0]:.2f} (1 min); {args.games} games of {args.players} players")
         print(f"{args.games / elapsed:.2f} games/s, {actions / elapsed:.0f} actions/s (connecting and joining included); "
               f"server CPU {cpu / actions * 1000:.2f} ms per action")
+        figure(f"Hanabi server CPU per action ({args.players} players)", round(cpu / actions * 1000, 3), "ms")
+        figure("Hanabi action -> response p99", round(turnarounds[int(len(turnarounds) * 0.99)] * 1000, 1), "ms")
         print(f"action sent -> its response received: p50 {statistics.median(turnarounds) * 1000:.1f} ms, "
               f"p99 {turnarounds[int(len(turnarounds) * 0.99)] * 1000:.1f} ms over {len(turnarounds)} actions")
     finally:

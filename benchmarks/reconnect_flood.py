@@ -35,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.figures import figure  # noqa: E402
 from benchmarks.tcp_flood import rss_mb  # noqa: E402
 from tests.ld_bot import LDBot, slow_simple_move  # noqa: E402
 from tests.serverproc import start_arena  # noqa: E402
@@ -136,6 +137,9 @@ def main() -> None:
               f"({rss2 - rss0:+.0f} MB)")
         print(f"a new pair's first move_request {seated:.3f} s after the flood ended"
               + (f" ({refused} connection(s) of the pair refused first)" if refused else ""))
+        figure("healthy LD match slowed during a reconnect flood", round(max(0.0, (before - during) / before * 100), 1),
+               "%", 20.0)
+        figure("a new pair's first move after the flood", round(seated, 3), "s", 1.0)
         log = arena.log()
         print(f"server log: {log.count('took seat')} seatings, {log.count('connection refused')} refusal lines")
         for bot in (a, b):
