@@ -69,6 +69,15 @@ class ArenaProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def shell(self, script: str, timeout: float = 60.0) -> str:
+        """Run ``script`` with ``manage.py shell -c`` against this server's database (its
+        environment); returns what it printed.  Raises ``AssertionError`` with its stderr
+        when it fails (test data made for a browser test)."""
+        out = subprocess.run([sys.executable, str(ROOT / "manage.py"), "shell", "-c", script], cwd=ROOT,
+                             env=self.env, capture_output=True, text=True, timeout=timeout)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
     def stop(self, timeout: float = 15.0) -> int:
         """SIGINT (as Ctrl-C), then wait; returns the exit code."""
         if self.proc.poll() is None:

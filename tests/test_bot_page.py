@@ -8,8 +8,6 @@ import json
 import math
 import re
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -150,10 +148,8 @@ print("BOT", bot.pk)
 @pytest.mark.browser
 def test_the_chart_is_drawn_in_a_browser(arena_factory, browser, tmp_path):
     arena = arena_factory()
-    out = subprocess.run([sys.executable, str(ROOT / "manage.py"), "shell", "-c", SETUP_SCRIPT], cwd=ROOT,
-                         env=arena.env, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    bot_id = int(re.search(r"BOT (\d+)", out.stdout).group(1))
+    printed = arena.shell(SETUP_SCRIPT)
+    bot_id = int(re.search(r"BOT (\d+)", printed).group(1))
     shots = tmp_path  # screenshots to look at, never in the repository
     for width, height in ((1280, 800), (390, 844)):
         page = new_page(browser, viewport={"width": width, "height": height})

@@ -9,15 +9,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.browser_util import DESKTOP, PHONE, browser, new_page  # noqa: F401  (browser: the fixture)
 
-ROOT = Path(__file__).resolve().parent.parent
 LONG_NAME = "a-person-with-a-rather-long-username-2026"
 PASSWORD = "pw-player-1234"
 
@@ -81,9 +78,7 @@ def chart_ink(page, canvas_id="rating-chart") -> dict:
 @pytest.mark.browser
 def test_the_leaderboard_and_a_persons_page_in_a_browser(arena_factory, browser, tmp_path):
     arena = arena_factory()
-    out = subprocess.run([sys.executable, str(ROOT / "manage.py"), "shell", "-c", SETUP_SCRIPT], cwd=ROOT,
-                         env=arena.env, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
+    printed = arena.shell(SETUP_SCRIPT)
     shots = tmp_path  # screenshots to look at, never in the repository
     for label, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
         page = new_page(browser, viewport=viewport)
