@@ -39,7 +39,7 @@ def benchmarks(args) -> list[tuple[str, list[str], list[str], int]]:
     they run.  The arguments give the sizes the issues' targets are stated for."""
     reference = (["--reference", args.reference] + (["--deno", args.deno] if args.deno else [])) if args.reference else None
     rows = [
-        ("jass", ["jass_playouts.py"], ["jass_playouts.py", "1"], 900),
+        ("jass", ["jass_playouts.py"], ["jass_playouts.py", "--deals", "200", "--rounds", "2"], 900),
         ("blokus", ["blokus_tcp_games.py"], ["blokus_tcp_games.py", "--games", "8"], 900),
         ("liars_dice_memory", ["liars_dice_memory.py"], ["liars_dice_memory.py", "--quick"], 1800),
         ("spectators", ["spectator_fanout.py"], ["spectator_fanout.py", "--duration", "5"], 900),

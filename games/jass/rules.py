@@ -128,16 +128,16 @@ HIGHER_TRUMP = tuple(
 )
 
 # Card names of every 9-bit pattern of each suit, so a mask becomes a list in four lookups.
-_SUIT_LISTS = tuple(
-    tuple([CARD_NAMES[9 * s + i] for i in range(9) if pattern >> i & 1] for pattern in range(512))
+_SUIT_NAMES = tuple(
+    tuple(tuple(CARD_NAMES[9 * s + i] for i in range(9) if pattern >> i & 1) for pattern in range(512))
     for s in range(4)
 )
 
 
 def mask_to_names(mask: int) -> list[str]:
     """The card names in ``mask`` (36-bit), in protocol order (DA first, C6 last)."""
-    d, h, s, c = _SUIT_LISTS
-    return d[mask & 511] + h[mask >> 9 & 511] + s[mask >> 18 & 511] + c[mask >> 27 & 511]
+    d, h, s, c = _SUIT_NAMES
+    return [*d[mask & 511], *h[mask >> 9 & 511], *s[mask >> 18 & 511], *c[mask >> 27 & 511]]
 
 
 def names_to_mask(names: Iterable[str]) -> int:
@@ -263,12 +263,30 @@ _PHASE_NAMES = ("trump", "play", "over")
 _SCOREBOARD_KEYS = ("deal", "dealer", "declarer", "forehand", "trump", "points", "match", "complete")
 
 
+def _scoreboard_entry(record: dict) -> dict:
+    """A deal record's entry in the views' ``games``: its :data:`_SCOREBOARD_KEYS`."""
+    return {k: record[k] for k in _SCOREBOARD_KEYS}
+
+
 class JassState(State):
     """One Schieber match.  Build with :func:`new_state` or :func:`new_state_from_deal`.
 
     Besides the :class:`games.base.State` API it offers, for the codec and for speed:
     :meth:`legal_mask` and :meth:`play_card_index` (bit-mask fast path), :meth:`why_illegal`
     (a message for a bot author), :meth:`deal_records` (finished deals, for logs and export).
+
+    Views are built for the arena's runner, which asks for one or two per decision (the seat
+    on turn's :meth:`observation`; the spectators' :meth:`public_observation`).  What changes
+    only at a trump decision or a trick's end is kept ready: ``bases`` (the view's dict with
+    those values, built once per deal and updated in place, since it is never handed out),
+    ``wire_done`` (the deal's finished tricks in wire form) and ``games`` (the scoreboard); a
+    view copies its base and adds what a card changes.  Each call returns a new dict, but the
+    lists and dicts inside may be shared with other views (and with happenings and deal
+    records): callers read them and never change them.  The state never changes a list or
+    dict once a view holds it: views hold copies of the lists it appends to (``wire_done``,
+    ``trick_names``), and it replaces ``games``, ``last_deal`` and the points lists rather
+    than changing them.  The legal mask is computed once per move (``legal_cache``).  These
+    derived fields are not pickled; loading rebuilds them (:meth:`__setstate__`).
     """
 
     num_seats = 4
@@ -279,7 +297,12 @@ class JassState(State):
         "trick", "trick_first", "best_card", "best_power", "best_seat", "trick_pts", "power",
         "points_table", "tricks", "deal_points", "match_points", "tricks_won", "winner_team",
         "records", "last_deal", "preset",
+        # derived (class docstring), rebuilt by __setstate__: the current trick's card names,
+        # the finished tricks in wire form, the scoreboard, the legal mask (-1: not computed
+        # this move), the views' bases (None: to build)
+        "trick_names", "wire_done", "games", "legal_cache", "bases",
     )
+    _DERIVED = ("trick_names", "wire_done", "games", "legal_cache", "bases")
 
     def __init__(self, config: Mapping | None, seed: int, hands: list[int] | None = None,
                  dealer: int | None = None):
@@ -293,6 +316,7 @@ class JassState(State):
         self.match_points = [0, 0]
         self.winner_team: int | None = None
         self.records: list[dict] = []
+        self.games: list[dict] = []
         self.last_deal: dict | None = None
         self.preset = cfg.get("deals", [])
         if dealer is None:
@@ -307,9 +331,7 @@ class JassState(State):
         if hands is None:
             deck = list(range(36))
             self.rng.shuffle(deck)
-            hands = [0, 0, 0, 0]
-            for i, c in enumerate(deck):
-                hands[i // 9] |= BIT[c]
+            hands = [sum(map(BIT.__getitem__, deck[i:i + 9])) for i in (0, 9, 18, 27)]
         self.deal_number += 1
         self.dealer = dealer
         self.forehand_player = NEXT[dealer]
@@ -321,6 +343,8 @@ class JassState(State):
         self.hands = list(hands)
         self.dealt = tuple(hands)
         self.trick: list[int] = []
+        self.trick_names: list[str] = []
+        self.wire_done: list[dict] = []
         self.trick_first = -1
         self.best_card = self.best_power = self.best_seat = -1
         self.trick_pts = 0
@@ -328,24 +352,32 @@ class JassState(State):
         self.tricks: list[tuple[tuple[int, ...], int, int, int]] = []  # (cards, first, win, points)
         self.deal_points = [0, 0]
         self.tricks_won = [0, 0]
+        self.legal_cache = -1
+        self.bases = None
 
     # --- fast path --------------------------------------------------------------------------
     def legal_mask(self) -> int:
-        """Legal cards of the player on turn as a 36-bit mask (0 outside the play phase)."""
-        if self.phase != _PLAY_PHASE:
-            return 0
+        """Legal cards of the player on turn as a 36-bit mask (0 outside the play phase);
+        computed once per move (the runner asks for the legal actions, then apply checks)."""
+        legal = self.legal_cache
+        if legal >= 0:
+            return legal
         hand = self.hands[self.player]
         trick = self.trick
-        if not trick:
-            return hand
-        lead = SUIT_OF[trick[0]]
         trump = self.trump
-        if trump >= 4:
-            return (hand & SUIT_MASK[lead]) or hand
-        if lead == trump:
+        if self.phase != _PLAY_PHASE:
+            legal = 0
+        elif not trick:
+            legal = hand
+        elif trump >= 4:
+            legal = (hand & SUIT_MASK[SUIT_OF[trick[0]]]) or hand
+        elif SUIT_OF[trick[0]] == trump:
             trumps = hand & SUIT_MASK[trump]
-            return trumps if trumps and trumps != BUUR[trump] else hand
-        return _legal_off_lead(hand, lead, trump, self._undertrump_bar())
+            legal = trumps if trumps and trumps != BUUR[trump] else hand
+        else:
+            legal = _legal_off_lead(hand, SUIT_OF[trick[0]], trump, self._undertrump_bar())
+        self.legal_cache = legal
+        return legal
 
     def _undertrump_bar(self) -> int:
         """The card a trump must beat (rule 3): the best in the trick, or with
@@ -371,7 +403,9 @@ class JassState(State):
             if p > self.best_power:
                 self.best_card, self.best_power, self.best_seat = c, p, seat
         trick.append(c)
+        self.trick_names.append(CARD_NAMES[c])
         self.trick_pts += self.points_table[c]
+        self.legal_cache = -1
         if len(trick) == 4:
             return self._end_trick()
         self.player = NEXT[seat]
@@ -383,15 +417,17 @@ class JassState(State):
         number = len(self.tricks) + 1
         last = number == TRICKS_PER_DEAL
         pts = self.trick_pts + (LAST_TRICK_BONUS if last else 0)
-        cards = tuple(self.trick)
-        self.tricks.append((cards, self.trick_first, winner, pts))
+        names = self.trick_names
+        self.tricks.append((tuple(self.trick), self.trick_first, winner, pts))
+        self.wire_done.append({"cards": names, "points": pts, "win": winner, "first": self.trick_first})
         self.tricks_won[team] += 1
         self.deal_points[team] += pts
         self.match_points[team] += pts
+        deal_points = list(self.deal_points)
         happenings = [{
             "type": "trick_over", "deal": self.deal_number, "trick": number,
-            "cards": [CARD_NAMES[c] for c in cards], "first": self.trick_first, "win": winner,
-            "points": pts, "deal_points": list(self.deal_points),
+            "cards": list(names), "first": self.trick_first, "win": winner,
+            "points": pts, "deal_points": deal_points,
         }]
         match = None
         if last and self.tricks_won[team] == TRICKS_PER_DEAL:
@@ -400,6 +436,7 @@ class JassState(State):
                 self.deal_points[team] += MATCH_BONUS
                 self.match_points[team] += MATCH_BONUS
         self.trick = []
+        self.trick_names = []
         self.trick_pts = 0
         self.best_card = self.best_power = -1
         if self.match_points[team] >= self.points_to_win:
@@ -411,6 +448,7 @@ class JassState(State):
             # The winner leads the next trick: the empty current trick's ``first`` is theirs
             # from now on (the kit's bots read the playing order from it).
             self.player = self.trick_first = winner
+            self._rebase({"deal_points": deal_points, "match_points": list(self.match_points)})
             return happenings
         else:
             happenings.append(self._close_deal(match, complete=True))
@@ -420,6 +458,7 @@ class JassState(State):
         happenings.append(self._close_deal(match, complete=last))
         self.phase = _OVER
         self.player = -1
+        self.bases = None
         happenings.append({"type": "match_over", "winner_team": self.winner_team,
                            "match_points": list(self.match_points)})
         return happenings
@@ -428,14 +467,15 @@ class JassState(State):
         """Keep the finished deal's record; return its public ``deal_over`` happening."""
         record = {
             "deal": self.deal_number, "dealer": self.dealer, "forehand": 0 if self.pushed else 1,
-            "declarer": self.declarer, "trump": self.trump, "tricks": self._wire_tricks(False),
+            "declarer": self.declarer, "trump": self.trump, "tricks": self.wire_done,
             "points": list(self.deal_points), "match": match, "complete": complete,
         }
-        self.last_deal = {k: record[k] for k in ("deal", "dealer", "declarer", "trump", "points",
-                                                 "match", "complete")}
+        self.last_deal = {"deal": record["deal"], "dealer": record["dealer"], "declarer": record["declarer"],
+                          "trump": record["trump"], "points": record["points"], "match": match, "complete": complete}
         happening = {"type": "deal_over", **record, "match_points": list(self.match_points)}
         record["hands"] = [mask_to_names(h) for h in self.dealt]
         self.records.append(record)
+        self.games = self.games + [_scoreboard_entry(record)]  # a new list: views hold the old one
         return happening
 
     # --- State API --------------------------------------------------------------------------
@@ -457,10 +497,12 @@ class JassState(State):
     def legal_actions(self, seat: int) -> list[Action]:
         """Trump codes 0-5 (and ``"push"`` for the forehand), or the legal card names in
         protocol order; empty for a seat not on turn."""
-        if seat != self.player or self.phase == _OVER:
+        if seat != self.player:
             return []
         if self.phase == _PLAY_PHASE:
             return mask_to_names(self.legal_mask())
+        if self.phase == _OVER:
+            return []
         return [0, 1, 2, 3, 4, 5] if self.pushed else [0, 1, 2, 3, 4, 5, PUSH]
 
     def why_illegal(self, seat: int, action: Action) -> str | None:
@@ -495,20 +537,25 @@ class JassState(State):
         Returns the public happenings: ``trick_over`` after each trick, ``deal_over`` after
         each deal (also one cut short by the end of the match), ``match_over`` at the end.
         """
-        if self.phase == _OVER:
+        phase = self.phase
+        if phase == _OVER:
             raise ValueError("the match is over")
         seat = self.player
         try:
             action = actions[seat]
         except KeyError:
             raise ValueError(f"no action for seat {seat}") from None
-        if self.phase == _PLAY_PHASE:
+        if phase == _PLAY_PHASE:
             c = CARD_INDEX.get(action) if type(action) is str else None
-            if c is None or not self.legal_mask() & BIT[c]:
+            legal = self.legal_cache  # usually computed already, for legal_actions
+            if legal < 0:
+                legal = self.legal_mask()
+            if c is None or not legal & BIT[c]:
                 raise ValueError(self.why_illegal(seat, action))
             return self.play_card_index(c)
         if not self.is_legal(seat, action):
             raise ValueError(self.why_illegal(seat, action))
+        self.legal_cache = -1
         if action == PUSH:
             self.pushed = True
             self.player = PARTNER[seat]
@@ -518,6 +565,8 @@ class JassState(State):
             self.points_table = CARD_POINTS[action]
             self.phase = _PLAY_PHASE
             self.player = self.trick_first = self.forehand_player
+        self._rebase({"forehand": self.forehand, "trump": self.trump, "declarer": self.declarer,
+                      "phase": _PHASE_NAMES[self.phase]})
         return []
 
     # --- observations -----------------------------------------------------------------------
@@ -529,18 +578,13 @@ class JassState(State):
             return 0
         return -1 if self.trump < 0 else 1
 
-    def _wire_tricks(self, with_current: bool = True) -> list[dict]:
-        """The deal's tricks as the protocol writes them: finished ones with ``points`` and
-        ``win``, then (in the play phase) the current one, possibly ``"cards": []``."""
-        out = [{"cards": [CARD_NAMES[c] for c in cards], "points": pts, "win": win, "first": first}
-               for cards, first, win, pts in self.tricks]
-        if with_current and self.phase == _PLAY_PHASE:
-            out.append({"cards": [CARD_NAMES[c] for c in self.trick], "first": self.trick_first})
-        return out
-
-    def _common(self) -> dict:
-        hands = self.hands
-        return {
+    def _bases(self) -> tuple[dict, dict]:
+        """The views' values that change only at a trick's end or a trump decision, with
+        placeholders (in their place in the key order) for those a card changes: the public
+        view's 21 keys, and the same plus ``seat`` and ``hand`` for a seat's own (so that
+        filling it in never grows the dict).  Built once per deal (and when the match ends);
+        :meth:`_rebase` keeps them up to date in between."""
+        public = {
             "deal_number": self.deal_number,
             "dealer": self.dealer,
             "forehand_player": self.forehand_player,
@@ -548,21 +592,51 @@ class JassState(State):
             "trump": self.trump,
             "declarer": self.declarer,
             "phase": _PHASE_NAMES[self.phase],
-            "current_player": self.player,
-            "to_act": list(self.to_act()),
-            "tricks": self._wire_tricks(),
-            "hand_sizes": [h.bit_count() for h in hands],
+            "current_player": None,  # per card
+            "to_act": None,  # per card
+            "tricks": None,  # per card
+            "hand_sizes": None,  # per card
             "deal_points": list(self.deal_points),
             "match_points": list(self.match_points),
             "points_to_win": self.points_to_win,
             "match_bonus": self.match_bonus,
             "max_deals": self.max_deals,
             "hslu_undertrump": self.hslu_undertrump,
-            "last_deal": dict(self.last_deal) if self.last_deal else None,
-            "games": [{k: r[k] for k in _SCOREBOARD_KEYS} for r in self.records],
+            "last_deal": self.last_deal,
+            "games": self.games,
             "terminal": self.phase == _OVER,
             "winner_team": self.winner_team,
         }
+        return public, {**public, "seat": None, "hand": None}
+
+    def _rebase(self, changes: dict) -> None:
+        """Put ``changes`` (what a trump decision or a trick's end changed) into the views'
+        bases if they are built: cheaper than building them again, and safe, since they are
+        never handed out."""
+        if self.bases is not None:
+            for base in self.bases:
+                base.update(changes)
+
+    def _view(self, own: int) -> dict:
+        """A new view from the public base (``own`` 0) or the seat's (1), with what a card
+        changes filled in: whose turn it is, the tricks in wire form (finished ones with
+        ``points`` and ``win``, then in the play phase the current one, possibly
+        ``"cards": []``) and the hand sizes."""
+        bases = self.bases
+        if bases is None:
+            bases = self.bases = self._bases()
+        view = bases[own].copy()  # keeps the key order; cheaper than building 21 keys
+        player = self.player
+        view["current_player"] = player
+        if self.phase == _PLAY_PHASE:
+            view["to_act"] = [player]
+            view["tricks"] = self.wire_done + [{"cards": self.trick_names[:], "first": self.trick_first}]
+        else:
+            view["to_act"] = [] if self.phase == _OVER else [player]
+            view["tricks"] = self.wire_done[:]
+        n, e, s, w = self.hands
+        view["hand_sizes"] = [n.bit_count(), e.bit_count(), s.bit_count(), w.bit_count()]
+        return view
 
     def observation(self, seat: int) -> dict:
         """Public facts plus ``seat`` and its own ``hand`` (names in protocol order).
@@ -575,26 +649,26 @@ class JassState(State):
         forehand (1 declared / 0 pushed), trump, points [N-S, E-W] incl. Match bonus, match
         (team or None), complete`` (False for a game cut short by the end of the match).
         """
-        obs = self._common()
+        obs = self._view(1)
         obs["seat"] = seat
         obs["hand"] = mask_to_names(self.hands[seat])
         return obs
 
     def public_observation(self) -> dict:
         """What every seat may know: no hand at all."""
-        return self._common()
+        return self._view(0)
 
     def revealed_observation(self) -> dict:
         """Public facts plus ``last_deal_hands``: the four hands as dealt of the last finished
         deal (None before the first one ends).  Cards of the deal in play stay hidden."""
-        obs = self._common()
+        obs = self._view(0)
         obs["last_deal_hands"] = [list(h) for h in self.records[-1]["hands"]] if self.records else None
         return obs
 
     def full_observation(self) -> dict:
         """Public facts plus every current hand (``hands``) and the deal as dealt (``dealt``);
         for finished matches and replays only."""
-        obs = self._common()
+        obs = self._view(0)
         obs["hands"] = [mask_to_names(h) for h in self.hands]
         obs["dealt"] = [mask_to_names(h) for h in self.dealt]
         return obs
@@ -636,7 +710,32 @@ class JassState(State):
         other.match_points = list(self.match_points)
         other.tricks_won = list(self.tricks_won)
         other.records = list(self.records)
+        other.trick_names = list(self.trick_names)
+        other.wire_done = list(self.wire_done)
+        # nothing computed is carried over: a clone's fields may be changed directly (a test
+        # turns hslu_undertrump off on one)
+        other.legal_cache = -1
+        other.bases = None
         return other
+
+    def __getstate__(self) -> dict:
+        """Pickled (replay snapshots): every field but the derived ones."""
+        return {name: getattr(self, name) for name in self.__slots__ if name not in self._DERIVED}
+
+    def __setstate__(self, state) -> None:
+        """Load a pickle of :meth:`__getstate__`, or an older one without it (``(None,
+        slots)``, written before the derived fields existed), and rebuild the derived fields."""
+        if isinstance(state, tuple):
+            state = state[1]
+        for name, value in state.items():
+            if name not in self._DERIVED:
+                setattr(self, name, value)
+        self.trick_names = [CARD_NAMES[c] for c in self.trick]
+        self.wire_done = [{"cards": [CARD_NAMES[c] for c in cards], "points": pts, "win": win, "first": first}
+                          for cards, first, win, pts in self.tricks]
+        self.games = [_scoreboard_entry(r) for r in self.records]
+        self.legal_cache = -1
+        self.bases = None
 
 
 def new_state(config: Mapping | None, seed: int) -> JassState:
