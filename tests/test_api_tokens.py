@@ -146,3 +146,18 @@ def test_a_bots_facts_matches_and_verified_seats(client, people, matches):
     assert [(s["name"], s["verified"], s["bot_id"]) for s in seats] == [("anon", False, None), ("Dicey", True, dicey.pk)]
     assert api(client, "/api/bots/999999/") == (404, {"error": "there is no registered bot 999999"})
     assert api(client, f"/api/bots/{dicey.pk}/matches/?page=2")[0] == 400
+
+
+def test_in_a_game_that_hides_nothing_the_details_are_everyones(client, people):
+    """Blokus: the live table shows every forced move's detail (a bot's debug hints, its
+    refused move) to all, so the API and the bot's page do too."""
+    owner, _ = people
+    blue = RegisteredBot.objects.create(owner=owner, game="blokus", name="Blue", key_hash="c" * 64)
+    match = played("blokus", {"variant": "2021"}, [blue, ("builtin", "random")],
+                   {"scores": [0, 2], "winner": 1, "win_points": [0, 2]},
+                   events=[(1, False, "", "", 5.0), (0, True, "rule violation", 'hints: "sure?"', None)])
+    assert [e["detail"] for e in api(client, f"/api/matches/{match.pk}/")[1]["events"]] == ['hints: "sure?"']
+    body = api(client, f"/api/bots/{blue.pk}/forced/")[1]
+    assert body["detail_shown"] is True and body["results"][0]["detail"] == 'hints: "sure?"'
+    page = client.get(f"/bots/{blue.pk}/").content.decode()
+    assert "hints: &quot;sure?&quot;" in page and "the details are everyone's" in page

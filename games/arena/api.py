@@ -7,7 +7,8 @@ its ``forced/`` moves, and ``/api/me/``; described by an OpenAPI 3 document at
 Who asks: anyone, or a person through their personal API token (``Authorization: Bearer
 <token>``, games/arena/api_tokens.py) or their logged-in session.  It changes one thing: a
 forced move's full ``detail`` (events, replay answers, forced moves) is given only at the
-seats the asker sat in or their bots sat in (:func:`~games.arena.queries.private_seats`),
+seats the asker sat in or their bots sat in (:func:`~games.arena.queries.detail_seats`;
+in a game without hidden information, Blokus, details are everyone's),
 "" elsewhere, as the pages do.  A token that identifies nobody is a 401.
 
 Errors are JSON too, ``{"error": "<what is wrong>"}``: 404 for a match that does not exist,
@@ -62,7 +63,7 @@ from games.arena import api_tokens, leaderboard, registry, replay
 from games.arena.models import Event as EventRow
 from games.arena.models import Match, Rating, RegisteredBot, Seat as SeatRow
 from games.arena.queries import (DONE, MAX_PAGE, PAGE_SIZE, FilterError, check_filters, finished_matches, page_number,
-                                 private_seats, seat_summary)
+                                 detail_seats, details_public, seat_summary)
 
 
 class BadRequest(ValueError):
@@ -412,7 +413,7 @@ def match_detail(request, match_id: int = Path(..., description="The match's id.
         # One more than asked says whether there is a next page without counting the log.
         events = list(match.events.filter(seq__gt=after).order_by("seq")[:limit + 1].values(
             "seq", "step", "seat", "action", "forced", "reason", "think_ms", "detail"))
-        mine = private_seats(match.pk, request.auth)
+        mine = detail_seats(match, request.auth)
         for event in events:
             if event["seat"] not in mine:
                 event["detail"] = ""
@@ -442,7 +443,7 @@ def match_replay(request, match_id: int = Path(..., description="The match's id.
         raise BadRequest("The replay opens when the match is over.", status=409)
     start = _int(start, "start", 0, 0, MAX_START)
     count = _int(count, "count", replay.MAX_FRAMES, 1, replay.MAX_FRAMES)
-    return replay.frames(match, start, count, details_for=private_seats(match.pk, request.auth))
+    return replay.frames(match, start, count, details_for=detail_seats(match, request.auth))
 
 
 class RatingRow(Out):
@@ -620,7 +621,7 @@ def bot_forced(request, bot_id: int = Path(..., description="The registered bot'
     """The bot's forced moves in matches that are over (a running match's would tell its
     opponents what it was told), details for its owner only."""
     bot = _bot(bot_id)
-    shown = _owns(request.auth, bot)
+    shown = _owns(request.auth, bot) or details_public(bot.game)
     its_seat = Exists(SeatRow.objects.filter(match_id=OuterRef("match_id"), index=OuterRef("seat"),
                                           registered_bot_id=bot.pk))
     rows = (EventRow.objects.filter(forced=True, match__status__in=DONE).filter(its_seat)

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from games.arena import registry, replay, views
 from games.arena.models import Event, Match, Seat, Snapshot
-from games.arena.queries import DONE, private_seats
+from games.arena.queries import DONE, detail_seats
 from games.arena.throttle import Throttle
 
 #: Largest log file accepted (bytes).
@@ -32,7 +32,7 @@ def export(request, match_id: int, fmt: str):
     names = [s.display_name for s in match.seats.all()]
     try:
         filename, content_type, text = spec.export(fmt, match, state, names, request.GET,
-                                                   details_for=private_seats(match.pk, request.user))
+                                                   details_for=detail_seats(match, request.user))
     except ValueError as exc:
         raise Http404(str(exc))
     response = HttpResponse(text, content_type=content_type)

@@ -122,16 +122,28 @@ def seat_summary(seat: Seat) -> dict:
             "bot_id": seat.registered_bot_id}
 
 
-def private_seats(match_id: int, user) -> frozenset[int]:
-    """The seats of match ``match_id`` whose private records ``user`` may read once it is
-    over: a forced move's full ``detail`` (what exactly was wrong, the bot's own line, a bot
-    service's error text, which may name its address).  Their own seats (a logged-in person)
-    and their bots' seats; every seat for staff; none for anyone else."""
+def details_public(game: str) -> bool:
+    """Whether forced moves' full ``detail`` is everyone's in ``game``: in a game without
+    hidden information (Blokus) it is (the live table shows it to all, and a bot's debug
+    hints are meant for the viewer, as on the official server); elsewhere it may quote what
+    only its seat knew, or a bot service's error text with its address, so it is its owner's."""
+    try:
+        return not registry.get(game).hidden_information
+    except KeyError:
+        return False
+
+
+def detail_seats(match: Match, user) -> frozenset[int]:
+    """The seats of ``match`` whose forced moves' full ``detail`` ``user`` may read once it is
+    over: every seat in a game whose details are public (:func:`details_public`) and for
+    staff; else the seats they sat in themselves (a logged-in person) or through a bot they
+    own (a registered bot); none for anyone else."""
+    seats = Seat.objects.filter(match_id=match.pk)
+    if details_public(match.game) or (user is not None and user.is_authenticated and user.is_staff):
+        return frozenset(seats.values_list("index", flat=True))
     if user is None or not user.is_authenticated:
         return frozenset()
-    seats = Seat.objects.filter(match_id=match_id)
-    if not user.is_staff:
-        seats = seats.filter(Q(user_id=user.pk) | Q(registered_bot__owner_id=user.pk))
+    seats = seats.filter(Q(user_id=user.pk) | Q(registered_bot__owner_id=user.pk))
     return frozenset(seats.values_list("index", flat=True))
 
 

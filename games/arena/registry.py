@@ -243,7 +243,7 @@ class GameSpec:
         """A finished ``match`` (its final ``state``, its seats' ``names``, the request's
         query ``params``) in format ``fmt`` (a key of :attr:`exports`): ``(filename, content
         type, text)``.  A format that carries forced moves' ``detail`` carries it only for the
-        seats in ``details_for`` (the downloader's own, :func:`~games.arena.queries.private_seats`).
+        seats in ``details_for`` (the downloader's own, :func:`~games.arena.queries.detail_seats`).
         Raises ``ValueError`` for parameters that make no file."""
         raise NotImplementedError
 

@@ -59,7 +59,7 @@ def _events(match_id: int, after_seq: int = 0):
 
 def _answers(group, details_for: Collection[int]) -> list[dict]:
     # ``detail`` (a forced move's full explanation: the bot's own line, a bot service's error
-    # text) stays its seat's owner's after the match too (queries.private_seats); others get
+    # text) stays its seat's owner's after the match too (queries.detail_seats); others get
     # the public ``reason`` only.
     return [{"seat": seat, "action": action, "forced": forced, "reason": reason, "think_ms": think,
              "detail": detail if seat in details_for else ""}
@@ -103,7 +103,7 @@ def frames(match: Match, start: int = 0, count: int = MAX_FRAMES, details_for: C
     answers and happenings.  Views are omniscient (every hand).  The state is restored from
     the nearest snapshot before ``start``, so a page costs at most ``SNAPSHOT_EVERY + count``
     steps wherever it is.  Answers carry their ``detail`` only at the seats in
-    ``details_for`` (:func:`~games.arena.queries.private_seats`), "" elsewhere.  Returns ``{"frames": [...], "total": int, "complete": bool}``:
+    ``details_for`` (:func:`~games.arena.queries.detail_seats`), "" elsewhere.  Returns ``{"frames": [...], "total": int, "complete": bool}``:
     ``total`` frames in the whole replay (steps + 1).  A step whose answers do not fit the
     rules ends the replay (``complete`` False): that only happens with a damaged log.
     """
