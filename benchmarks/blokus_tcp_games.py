@@ -8,7 +8,13 @@ What it measures
     * per-move latency, p50 / p90 / p99 / max: from a bot's move leaving its socket to the
       memento of that move arriving back (the server parses the move, checks it, logs it,
       applies it, and writes the memento to both players and the observers);
-    * the server's CPU time per game (``/proc/<pid>/stat``, user + system).
+    * the server's CPU time per game and per move (``/proc/<pid>/stat``, user + system, and
+      the two apart), the figure to judge server work by (wall time depends on the bots and on
+      whatever else the machine runs); every figure is printed with the load average;
+    * with ``--setup-only``, the fixed part: every game ends at its first move (an invalid
+      one, RULE_VIOLATION), so the CPU per game is what seating, the match's rows, the start
+      and the result cost, with no moves to speak of.  A real game's CPU per move is this
+      fixed part divided by its moves (about 60) plus the cost of the moves themselves.
 
 How
     The server is started as the README starts it (``tests/serverproc.start_arena``: a fresh
@@ -18,7 +24,8 @@ How
     (``BlokusState.from_observation``) and answers each MoveRequest with a random legal
     placement (a skip only when there is none).  The bots' own time (parsing, move generation)
     is part of each game's wall time, not of the latency figure.  On this 2-core machine
-    the server and the bots share the cores.
+    the server and the bots share the cores.  ``--repeat`` plays the games again on the same
+    server (the first round includes its warm-up: imports, caches, the database's first rows).
 
 Run: ``.venv/bin/python benchmarks/blokus_tcp_games.py`` (``--help`` for the knobs).
 """
@@ -39,24 +46,29 @@ sys.path.insert(0, str(ROOT))
 
 from lxml import etree  # noqa: E402
 
+from benchmarks.figures import figure  # noqa: E402
 from games.blokus import protocol  # noqa: E402
-from games.blokus.rules import BlokusState  # noqa: E402
+from games.blokus.rules import COLORS, BlokusState  # noqa: E402
 from tests.blokus_client import memento_observation  # noqa: E402
 from tests.serverproc import start_arena  # noqa: E402
 
 MOVE_REQUESTS = ("sc.framework.plugins.protocol.MoveRequest", "moveRequest")
+#: Issue 17's bound on the server's CPU per move through the TCP listener (ms).
+CPU_PER_MOVE_TARGET_MS = 0.5
 
 
 class Bot:
     """One connection: joins, answers MoveRequests at once, records move latencies."""
 
-    def __init__(self, port: int, game_type: str, rng: random.Random, latencies: list[float]):
+    def __init__(self, port: int, game_type: str, rng: random.Random, latencies: list[float],
+                 setup_only: bool = False):
         self.sock = socket.create_connection(("127.0.0.1", port))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock.setblocking(False)
         self.variant = protocol.GAME_TYPES[game_type]
         self.rng = rng
         self.latencies = latencies
+        self.setup_only = setup_only
         self.parser = etree.XMLPullParser(events=("start", "end"))
         self.depth = 0
         self.root = None
@@ -111,10 +123,13 @@ class Bot:
                 self.sent_at = None
             self.obs = memento_observation(data.find("state"), self.variant)
         elif kind in MOVE_REQUESTS:
-            state = BlokusState.from_observation(self.obs)
-            legal = state.legal_actions(state.current_color % 2)
-            placements = [a for a in legal if a[0] == "set"]
-            move = self.rng.choice(placements or legal)
+            if self.setup_only:  # a piece off the board: the game ends at once
+                move = ["set", COLORS[self.obs["turn"] % 4], "MONO", "NONE", False, 20, 20]
+            else:
+                state = BlokusState.from_observation(self.obs)
+                legal = state.legal_actions(state.current_color % 2)
+                placements = [a for a in legal if a[0] == "set"]
+                move = self.rng.choice(placements or legal)
             self.out += protocol.move_message(self.room, move, self.variant)
             self.sent_at = time.perf_counter()
             self.moves += 1
@@ -123,14 +138,23 @@ class Bot:
             self.results += 1
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (seconds)."""
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """(user, system) CPU time of a process, all its threads (seconds)."""
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
-def run(port: int, server_pid: int, games: int, parallel: int, game_type: str, seed: int) -> None:
+def load() -> str:
+    """The load average (1, 5, 15 minutes) as printed beside every figure."""
+    return "load average %.2f %.2f %.2f" % os.getloadavg()
+
+
+def run(port: int, server_pid: int, games: int, parallel: int, game_type: str, seed: int,
+        setup_only: bool = False) -> dict:
+    """Play ``games`` games, ``parallel`` at a time, and print the report; returns the
+    headline figures ``{"games_per_s", "moves_per_s", "ms_per_game", "ms_per_move"}`` (CPU)."""
     rng = random.Random(seed)
     latencies: list[float] = []
     selector = selectors.DefaultSelector()
@@ -143,7 +167,7 @@ def run(port: int, server_pid: int, games: int, parallel: int, game_type: str, s
         nonlocal started_games
         started_games += 1
         for _ in range(2):
-            bot = Bot(port, game_type, random.Random(rng.random()), latencies)
+            bot = Bot(port, game_type, random.Random(rng.random()), latencies, setup_only)
             selector.register(bot.sock, selectors.EVENT_READ, bot)
 
     cpu0, t0 = cpu_seconds(server_pid), time.perf_counter()
@@ -165,19 +189,25 @@ def run(port: int, server_pid: int, games: int, parallel: int, game_type: str, s
             if closed % 2 == 0 and started_games < games:
                 connect_pair()
                 open_bots += 2
-    wall, cpu = time.perf_counter() - t0, cpu_seconds(server_pid) - cpu0
+    (user1, system1), wall = cpu_seconds(server_pid), time.perf_counter() - t0
+    user, system = user1 - cpu0[0], system1 - cpu0[1]
+    cpu = user + system
     done = finished_results // 2
     lat = sorted(latencies)
 
     def pct(p: float) -> float:
         return lat[min(len(lat) - 1, int(p / 100 * len(lat)))] * 1000
 
-    print(f"{done} games ({game_type}, {parallel} at a time), {moves} moves in {wall:.2f} s")
+    print(f"{done} games ({game_type}, {parallel} at a time{', setup only' if setup_only else ''}), "
+          f"{moves} moves in {wall:.2f} s  [{load()}]")
     print(f"  games/s: {done / wall:.2f}    moves/s: {moves / wall:.0f}")
-    print(f"  move -> its memento back (ms): p50 {pct(50):.2f}  p90 {pct(90):.2f}  p99 {pct(99):.2f}  "
-          f"max {lat[-1] * 1000:.2f}  (mean {statistics.mean(lat) * 1000:.2f}, n={len(lat)})")
-    print(f"  server CPU: {cpu:.2f} s, {cpu / max(1, done) * 1000:.0f} ms per game, "
-          f"{cpu / max(1, moves) * 1000:.2f} ms per move")
+    if lat:
+        print(f"  move -> its memento back (ms): p50 {pct(50):.2f}  p90 {pct(90):.2f}  p99 {pct(99):.2f}  "
+              f"max {lat[-1] * 1000:.2f}  (mean {statistics.mean(lat) * 1000:.2f}, n={len(lat)})")
+    print(f"  server CPU: {cpu:.2f} s (user {user:.2f}, system {system:.2f}), "
+          f"{cpu / max(1, done) * 1000:.1f} ms per game, {cpu / max(1, moves) * 1000:.3f} ms per move  [{load()}]")
+    return {"games_per_s": done / wall, "moves_per_s": moves / wall, "ms_per_game": cpu / max(1, done) * 1000,
+            "ms_per_move": cpu / max(1, moves) * 1000}
 
 
 def main() -> None:
@@ -186,13 +216,25 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=4, help="games at a time (default 4)")
     parser.add_argument("--variant", choices=("2021", "2027"), default="2021")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of --games on the same server (default 1)")
+    parser.add_argument("--setup-only", action="store_true",
+                        help="end every game at its first move (an invalid one): the fixed CPU per game")
     args = parser.parse_args()
     arena = start_arena(env={"ARENA_BUILTIN_DELAY": "0", "LOG_LEVEL": "WARNING"})
     try:
-        run(arena.blokus_port, arena.proc.pid, args.games, args.parallel, protocol.GAME_TYPE_OF[args.variant],
-            args.seed)
+        for round_ in range(args.repeat):
+            last = run(arena.blokus_port, arena.proc.pid, args.games, args.parallel,
+                       protocol.GAME_TYPE_OF[args.variant], args.seed + round_, args.setup_only)
     finally:
         arena.stop()
+    # The headline figures (benchmarks/run_all.py), from the last round.
+    if args.setup_only:
+        figure(f"Blokus server CPU per game, setup only ({args.parallel} at a time)", round(last["ms_per_game"], 1), "ms")
+        return
+    figure(f"Blokus server CPU per move ({args.parallel} at a time)", round(last["ms_per_move"], 3), "ms",
+           CPU_PER_MOVE_TARGET_MS)
+    figure(f"Blokus moves/s ({args.parallel} at a time)", round(last["moves_per_s"]), "moves/s", better="higher")
+    figure(f"Blokus games/s ({args.parallel} at a time)", round(last["games_per_s"], 2), "games/s", better="higher")
 
 
 if __name__ == "__main__":

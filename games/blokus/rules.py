@@ -38,6 +38,7 @@ AND-ing shifted copies of the colour's free-cell board.
 """
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any, Mapping, NamedTuple
 
@@ -259,6 +260,34 @@ def iter_bits(board: int):
         board ^= low
 
 
+ROW_BITS = (1 << BOARD_SIZE) - 1   # the 20 cells of a row, shifted down to bit 0
+
+
+@functools.lru_cache(maxsize=2048)
+def _row_text(blue: int, yellow: int, red: int, green: int) -> str:
+    """A board row as 20 letters ('.', 'B', 'Y', 'R', 'G') from each colour's 20 bits of it.
+    Cached: a move changes at most five rows, the rest repeat from view to view."""
+    row = ["."] * BOARD_SIZE
+    for letter, bits in (("B", blue), ("Y", yellow), ("R", red), ("G", green)):
+        for x in iter_bits(bits):
+            row[x] = letter
+    return "".join(row)
+
+
+@functools.lru_cache(maxsize=64)
+def _board_rows(blue: int, yellow: int, red: int, green: int) -> tuple[str, ...]:
+    """The 20 rows (:func:`_row_text`) of the board of these four colours' bitboards.  Cached
+    too: after a move, the memento and the spectators' view both ask for the same board."""
+    return tuple(_row_text(blue >> s & ROW_BITS, yellow >> s & ROW_BITS, red >> s & ROW_BITS, green >> s & ROW_BITS)
+                 for s in range(0, BOARD_SIZE * STRIDE, STRIDE))
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape_names(shapes: int) -> tuple[str, ...]:
+    """The names of the shapes in the bit set ``shapes`` (bit i: SHAPES[i]), in SHAPES order."""
+    return tuple(SHAPES[i] for i in iter_bits(shapes))
+
+
 def _anchors(variant: PieceVariant, free: int, corners: int) -> int:
     """Anchors where ``variant`` lies on ``free`` cells only and covers a ``corners`` cell.
 
@@ -310,10 +339,11 @@ def new_state(config: Mapping | None, seed: int) -> "BlokusState":
     return BlokusState(cfg["variant"], start_piece)
 
 
+@functools.lru_cache(maxsize=4096)
 def points_for(shapes_left: int, mono_last: bool) -> int:
     """A colour's points: 89 minus the squares of its unplaced pieces (``shapes_left`` is a
     bit set over SHAPES); all placed: 104, or 109 if the last one was the MONO
-    (GameRuleLogic.getPointsFromUndeployed)."""
+    (GameRuleLogic.getPointsFromUndeployed).  Cached: the views ask for it after every move."""
     if not shapes_left:
         return SUM_MAX_SQUARES + ALL_PLACED_BONUS + (MONO_LAST_BONUS if mono_last else 0)
     return SUM_MAX_SQUARES - sum(SHAPE_SIZE[i] for i in iter_bits(shapes_left))
@@ -623,17 +653,13 @@ class BlokusState(State):
 
     def board_rows(self) -> list[str]:
         """The board as 20 strings, ``rows[y][x]`` one of '.', 'B', 'Y', 'R', 'G'."""
-        grid = bytearray(b"." * (STRIDE * BOARD_SIZE))
-        for c, name in enumerate(COLORS):
-            letter = ord(name[0])
-            for p in iter_bits(self.own[c]):
-                grid[p] = letter
-        return [grid[y * STRIDE:y * STRIDE + BOARD_SIZE].decode() for y in range(BOARD_SIZE)]
+        return list(_board_rows(*self.own))
 
     def public_observation(self) -> dict:
         """Everything (Blokus has no hidden information); see the contract in the brief."""
         terminal = self.is_terminal()
         color = None if terminal else self.current_color
+        points = self.points()
         return {
             "variant": self.variant,
             "turn": self.turn,
@@ -643,13 +669,13 @@ class BlokusState(State):
             "current_color": None if color is None else COLORS[color],
             "current_seat": None if color is None else color % 2,
             "valid_colors": [COLORS[c] for c in self.valid_colors],
-            "shapes": {name: [SHAPES[i] for i in iter_bits(self.shapes_left[c])] for c, name in enumerate(COLORS)},
+            "shapes": {name: list(_shape_names(self.shapes_left[c])) for c, name in enumerate(COLORS)},
             "board": self.board_rows(),
             "last_move": None if self.last_move is None else list(self.last_move),
             "last_cells": [list(c) for c in self.last_cells],
             "last_move_mono": dict(self.last_move_mono),
-            "points": self.points(),
-            "team_points": self.team_points(),
+            "points": points,
+            "team_points": [points["BLUE"] + points["RED"], points["YELLOW"] + points["GREEN"]],
             "terminal": terminal,
             "result": self.result() if terminal else None,
         }

@@ -331,7 +331,7 @@ class XmlConnection(BotConnection):
             self._call(self.handler.on_refused, str(message))
             return
         pending = self._call(self.handler.on_message, message, received_at)
-        if asyncio.iscoroutine(pending):
+        if pending is not None and asyncio.iscoroutine(pending):  # None for a move: no ABC check
             self._busy = asyncio.get_running_loop().create_task(pending)
             self._busy.add_done_callback(lambda task: self._request_done(task, message))
         else:
@@ -389,6 +389,7 @@ class Room:
     violation: bytes | None = None
     _memento_key: tuple | None = field(default=None, init=False)
     _memento: bytes = field(default=b"", init=False)
+    _move_request: bytes = field(default=b"", init=False)
 
     @property
     def room_id(self) -> str:
@@ -401,6 +402,12 @@ class Room:
             self._memento = protocol.memento(self.room_id, state.public_observation(), names)
             self._memento_key = key
         return self._memento
+
+    def move_request(self, variant: str) -> bytes:
+        """The room's MoveRequest (the same bytes every time), encoded once."""
+        if not self._move_request:
+            self._move_request = protocol.move_request(self.room_id, variant)
+        return self._move_request
 
 
 def _forfeit(cause: str, reason: str, detail: str = "") -> Answer:
@@ -697,7 +704,11 @@ class BlokusClient(SeatEndpoint):
                 seat_id = await self.arena.seat_bot(GAME, self, {"variant": variant})
                 if seat_id is None:  # hung up before its turn came: nothing was written
                     return
-                match_id, players = await sync_to_async(_room_of_seat)(seat_id)
+                # The database says which room, unless the match began with this join (its
+                # runner knows); how many players only when an admin is there to be told.
+                match_id, players = self.match_id or self.listener.match_of(self), None
+                if match_id is None or self.listener.admins:
+                    match_id, players = await sync_to_async(_room_of_seat)(seat_id, bool(self.listener.admins))
             elif kind == "joinPrepared":
                 reservation = self.listener.reservations.get(msg["code"])
                 if reservation is None:
@@ -902,7 +913,7 @@ class BlokusClient(SeatEndpoint):
         self.asked_state = state
         limit = self.listener.hard_timeout if self.can_timeout else self.listener.no_timeout_hard
         self.request = TimedRequest(limit, lambda: self._timed_out(limit))
-        if not self.conn.write(protocol.move_request(str(self.match_id), state.variant)):
+        if not self.conn.write(self.listener.room(self.match_id).move_request(state.variant)):
             self._fail_request(_forfeit("LEFT", LEFT_REASON, "not reading what the server sends"))
         return self.request.future
 
@@ -951,12 +962,13 @@ def _parse_room_id(text: str) -> int | None:
     return int(text)
 
 
-def _room_of_seat(seat_id: int) -> tuple[int, int]:
-    """(match id, occupied seats) of the table a seat belongs to."""
+def _room_of_seat(seat_id: int, count_players: bool) -> tuple[int, int | None]:
+    """(match id, occupied seats or None unless ``count_players``) of the table a seat
+    belongs to."""
     from games.arena.models import Seat
 
     match_id = Seat.objects.filter(pk=seat_id).values_list("match_id", flat=True).first()
-    players = Seat.objects.filter(match_id=match_id, occupied=True).count()
+    players = Seat.objects.filter(match_id=match_id, occupied=True).count() if count_players else None
     return match_id, players
 
 
