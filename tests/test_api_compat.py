@@ -12,10 +12,10 @@ error bodies and the listings; and, for a match of every game played by built-in
 rebuilt from the database rows (and :func:`games.arena.replay.frames`, which the API only
 wraps), so that this test does not depend on how each game's bots play.
 
-Two deliberate changes since the recording (issue 16), written into the expectations below:
+One deliberate change since the recording (issue 16), written into the expectations below:
 each seat has two more keys, ``verified`` and ``bot_id`` (a client that reads the keys it
-knows is not affected); and a forced move's ``detail`` is its seat owner's, so an anonymous
-request gets ``""`` where the recording had the text (the public ``reason`` is unchanged).
+knows is not affected).  (A forced move's ``detail`` is now its owner's where the seat has
+one, a person or a registered bot: ``tests/test_api_tokens.py``; these matches have none.)
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ import pytest
 from games.arena import registry, replay, tables
 from games.arena.eventlog import EventRow, write_rows
 from games.arena.models import Event, Match, Seat
+from games.arena.queries import detail_seats
 from games.arena.runner import MatchRunner
 from games.arena.seats import BuiltinSeat
 from games.liars_dice.rules import new_state as liars_dice_state
@@ -200,9 +201,8 @@ def summary(match: Match) -> dict:
 
 
 def events(match: Match, after=0, limit=1000) -> list[dict]:
-    """The events as an anonymous request gets them: every ``detail`` blank."""
-    return [e | {"detail": ""} for e in Event.objects.filter(match=match, seq__gt=after).order_by("seq")[:limit].values(
-        "seq", "step", "seat", "action", "forced", "reason", "think_ms", "detail")]
+    return list(Event.objects.filter(match=match, seq__gt=after).order_by("seq")[:limit].values(
+        "seq", "step", "seat", "action", "forced", "reason", "think_ms", "detail"))
 
 
 def detail(match: Match, after=0, limit=1000, next_after=None) -> dict:
@@ -215,8 +215,10 @@ def detail(match: Match, after=0, limit=1000, next_after=None) -> dict:
 
 
 def frames(match: Match, start=0, count=500) -> dict:
-    """The replay page as :func:`replay.frames` gives it, through JSON (tuples become lists)."""
-    return json.loads(json.dumps(replay.frames(Match.objects.get(pk=match.pk), start, count)))
+    """The replay page as :func:`replay.frames` gives it to an anonymous request, through JSON
+    (tuples become lists)."""
+    match = Match.objects.get(pk=match.pk)
+    return json.loads(json.dumps(replay.frames(match, start, count, details_for=detail_seats(match, None))))
 
 
 # --- recorded: the scripted Liar's Dice match -----------------------------------------------------
@@ -237,7 +239,7 @@ LD_SUMMARY = {
 LD_EVENTS = [
     {"seq": 1, "step": 1, "seat": 1, "action": ["bid", 1, 1], "forced": False, "reason": "", "think_ms": 13.5, "detail": ""},
     {"seq": 2, "step": 1, "seat": 0, "action": "pass", "forced": True, "reason": "no answer within 3 s", "think_ms": None,
-     "detail": ""},  # recorded as "said nothing in 3 s": now its seat owner's only
+     "detail": "said nothing in 3 s"},
     {"seq": 3, "step": 2, "seat": 0, "action": "challenge", "forced": False, "reason": "", "think_ms": 15.5, "detail": ""},
     {"seq": 4, "step": 2, "seat": 1, "action": "pass", "forced": False, "reason": "", "think_ms": 16.5, "detail": ""},
     {"seq": 5, "step": 3, "seat": 1, "action": ["bid", 1, 1], "forced": False, "reason": "", "think_ms": 17.5, "detail": ""},

@@ -51,7 +51,7 @@ def matches(people):
                    events=[(1, False, "", "", 12.0), (0, True, "malformed reply", SECRET, None),
                            (1, True, "no reply within 3 s", "rival's own detail", None)])
     second = played("liars_dice", LD, ["unverified", dicey], {"scores": [1, 0], "winner": 0},
-                    events=[(1, False, "", "", 20.0)])
+                    events=[(1, False, "", "", 20.0), (0, True, "malformed reply", "anon's own line", None)])
     return dicey, rival, first, second
 
 
@@ -104,6 +104,8 @@ def test_forced_move_details_are_the_owners_only(client, people, matches, settin
     assert [e["detail"] for e in events[None]] == ["", ""]  # seq 1 and 2 (the API lists seq > 0)
     assert [e["detail"] for e in events[mine]] == [SECRET, ""]
     assert [e["detail"] for e in events[theirs]] == ["", "rival's own detail"]
+    # A seat of no identity (a bot without its key) is nobody's: its detail is everyone's.
+    assert [e["detail"] for e in api(client, f"/api/matches/{matches[3].pk}/")[1]["events"]] == ["anon's own line"]
     # The logged-in session counts as the token does (the pages' own fetches).
     client.force_login(owner)
     assert api(client, url)[1]["results"][0]["detail"] == SECRET

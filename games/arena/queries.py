@@ -135,16 +135,20 @@ def details_public(game: str) -> bool:
 
 def detail_seats(match: Match, user) -> frozenset[int]:
     """The seats of ``match`` whose forced moves' full ``detail`` ``user`` may read once it is
-    over: every seat in a game whose details are public (:func:`details_public`) and for
-    staff; else the seats they sat in themselves (a logged-in person) or through a bot they
-    own (a registered bot); none for anyone else."""
+    over.  Every seat in a game whose details are public (:func:`details_public`) and for
+    staff.  Otherwise, the seats of an identity are their owner's: a logged-in person's
+    own, a registered bot's owner's (its detail may be its service's error text, with its
+    address); the seats of no identity are everyone's (a bot that connected without a key,
+    a guest, a built-in bot): nobody can prove they are its author, and its detail only
+    repeats what that seat sent or that it was late, which its author needs to debug from the
+    match's download, as before identities existed."""
     seats = Seat.objects.filter(match_id=match.pk)
     if details_public(match.game) or (user is not None and user.is_authenticated and user.is_staff):
         return frozenset(seats.values_list("index", flat=True))
-    if user is None or not user.is_authenticated:
-        return frozenset()
-    seats = seats.filter(Q(user_id=user.pk) | Q(registered_bot__owner_id=user.pk))
-    return frozenset(seats.values_list("index", flat=True))
+    readable = Q(registered_bot__isnull=True, user__isnull=True)
+    if user is not None and user.is_authenticated:
+        readable |= Q(user_id=user.pk) | Q(registered_bot__owner_id=user.pk)
+    return frozenset(seats.filter(readable).values_list("index", flat=True))
 
 
 def winners(result: dict | None) -> set[int]:
