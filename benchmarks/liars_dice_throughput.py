@@ -280,28 +280,43 @@ def check_log(results: dict) -> dict:
 
 def serve_main(args) -> None:
     """Games per second against ``manage.py serve`` (a separate process, web included), as a
-    user running ./scripts/run.sh and their bots would see it."""
+    user running ./scripts/run.sh and their bots would see it; with moves per second and the
+    server's CPU per move (``/proc/<pid>/stat``, user + system, over the bots' run)."""
+    import subprocess
+
+    from benchmarks.liars_dice_reference import cpu_seconds, pin_all_threads
     from tests.serverproc import start_arena
 
     server = start_arena(env={"LIARS_DICE_AUTO_PLAYERS": "2", "LIARS_DICE_AUTO_DICE": "6",
                               "LIARS_DICE_AUTO_GAMES": str(args.games), "LOG_LEVEL": "WARNING"})
+    pin = []
     try:
+        if args.pin != "no":
+            server_cpu, bots_cpu = args.pin.split(",")
+            pin_all_threads(server.proc.pid, int(server_cpu))
+            pin = ["taskset", "-c", bots_cpu]
         if args.clients == "node":
             command = ["node", str(ROOT / "benchmarks" / "node" / "ld_bots.js"), str(server.liars_dice_port),
                        str(args.matches), str(args.pairs)]
         else:
             command = [sys.executable, __file__, "--bots", "--port", str(server.liars_dice_port),
                        "--matches", str(args.matches), "--pairs", str(args.pairs)]
-        import subprocess
-
-        bots = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+        time.sleep(0.5)  # the arena's own start-up work
+        cpu0 = cpu_seconds(server.proc.pid)
+        bots = json.loads(subprocess.run(pin + command, capture_output=True, text=True, check=True).stdout)
+        time.sleep(0.2)  # the last match's end is stored after its bots are told
+        cpu = cpu_seconds(server.proc.pid) - cpu0
     finally:
         server.stop()
     games = args.games * bots["matches"]
+    moves = bots["requests"] / 2  # every move asks both players
     print(f"Liar's Dice throughput ({args.clients} bots) against manage.py serve: 2 players, 6 dice, "
-          f"{args.games} games a match, {bots['matches']} match(es) x {args.pairs} pair(s)")
-    print(f"  {games} games, {bots['requests']} move_requests answered in {bots['seconds']:.2f} s")
-    print(f"  games per second: {games / bots['seconds']:.1f}   (target >= 100 games/s)")
+          f"{args.games} games a match, {bots['matches']} match(es) x {args.pairs} pair(s); "
+          f"{'pinned ' + args.pin if pin else 'not pinned'}")
+    print(f"  {games} games, {bots['requests']} move_requests answered in {bots['seconds']:.2f} s; "
+          f"load {os.getloadavg()[0]:.2f}")
+    print(f"  games per second: {games / bots['seconds']:.1f}   moves per second: {moves / bots['seconds']:.0f}   "
+          f"server CPU per move: {cpu * 1000 / moves:.3f} ms   (target >= 100 games/s)")
 
 
 def main() -> None:
@@ -319,7 +334,7 @@ def main() -> None:
     parser.add_argument("--server", choices=("in-process", "serve"), default="in-process",
                         help="in-process: the arena in this process, instrumented (default); serve: the "
                         "one-process server as the README starts it (web and arena, ./scripts/run.sh), "
-                        "timed from the bots' side only")
+                        "timed from the bots' side, with the server process's CPU per move")
     parser.add_argument("--bots", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, default=-1, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)

@@ -11,8 +11,9 @@ fails or runs past its time limit is listed as such, and the others still run.
     .venv/bin/python benchmarks/run_all.py --quick         # smaller sizes, a few minutes
     .venv/bin/python benchmarks/run_all.py --only ratings,blokus
 
-Not here yet: the Liar's Dice comparison with the reference server and the per-match memory
-benchmark (issue 17; on branch ``wip-issue17``, not landed).
+The Liar's Dice comparison with the reference server runs only when given its checkout and
+Deno (``--reference``, ``--deno``; see ``benchmarks/liars_dice_reference.py``): the reference
+stays outside this repository.
 The machine is shared by the server and the clients of each benchmark: run it on a quiet
 machine, and read every figure with its load average.
 """
@@ -36,7 +37,13 @@ from benchmarks.figures import met, parse  # noqa: E402
 def benchmarks(args) -> list[tuple[str, list[str], list[str], int]]:
     """``(name, arguments, quick arguments, time limit in s)`` of each benchmark, in the order
     they run.  The arguments give the sizes the issues' targets are stated for."""
-    rows = [
+    rows = []
+    if args.reference:
+        ref = ["--reference", args.reference, "--deno", args.deno]
+        rows.append(("liars_dice_reference", ["liars_dice_reference.py", *ref],
+                     ["liars_dice_reference.py", *ref, "--rounds", "1", "--pin", "no"], 1800))
+    rows += [
+        ("liars_dice_memory", ["liars_dice_memory.py"], ["liars_dice_memory.py", "--quick"], 1800),
         ("jass", ["jass_playouts.py"], ["jass_playouts.py", "--deals", "200", "--rounds", "2"], 900),
         ("blokus", ["blokus_tcp_games.py"], ["blokus_tcp_games.py", "--games", "8"], 900),
         ("spectators", ["spectator_fanout.py"], ["spectator_fanout.py", "--duration", "5"], 900),
@@ -81,6 +88,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a few minutes in all)")
     parser.add_argument("--only", help="comma-separated benchmark names (see the table's first column)")
+    parser.add_argument("--reference", help="the reference Liar's Dice server's checkout (optional)")
+    parser.add_argument("--deno", default="deno", help="the Deno binary for --reference (default: deno)")
     parser.add_argument("--logs", help="folder for each benchmark's full output (default: a temporary one)")
     args = parser.parse_args()
     logs = Path(args.logs or tempfile.mkdtemp(prefix="arena-benchmarks-"))

@@ -26,9 +26,13 @@ How
     * Once all are connected, the window opens one second later and lasts ``--duration``
       seconds; versions with ``ts`` in the window are counted, and the clients keep listening
       a few seconds more for late arrivals.
-    * The server process's CPU use over the window (``/proc/<pid>/stat``) and the load average
-      are printed next to the figures: this machine has 2 cores, shared by the server, the
-      clients and whatever else runs.
+    * The server process's CPU use over the window (``/proc/<pid>/stat``), per version published,
+      and the load average are printed next to the figures: this machine has 2 cores, shared by
+      the server, the clients and whatever else runs.
+    * The match's pace, from the bots' side: per step, the bots' turn (the requests' arrival to
+      the later of the two answers: ``--bot-delay`` plus the bots' own scheduling) and the
+      server's turn (that answer to the next request's arrival: everything the server's loop
+      did in between, the fan-out of the last view included when it is still busy with it).
 
 Target: p99 of ts -> arrival at the last of 500 spectators under 100 ms, with every spectator
 receiving every version.  Run: ``.venv/bin/python benchmarks/spectator_fanout.py``.
@@ -194,10 +198,10 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, max(0, int(round(q / 100 * len(s) + 0.5)) - 1))]
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` so far."""
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """User and system CPU seconds of process ``pid`` so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / os.sysconf("SC_CLK_TCK"), int(fields[12]) / os.sysconf("SC_CLK_TCK")
 
 
 def running_match(db: Path, timeout: float = 30.0) -> int:
@@ -213,6 +217,31 @@ def running_match(db: Path, timeout: float = 30.0) -> int:
             pass
         time.sleep(0.1)
     raise RuntimeError("no match started")
+
+
+def timed(decide, log: list):
+    """``decide`` that appends ``(time the request was read, time the answer is sent)``
+    (``time.time()``) to ``log``: the bots' side of the match's pace."""
+    def wrapper(msg: dict):
+        t_request = time.time()
+        move = decide(msg)
+        log.append((t_request, time.time()))
+        return move
+    return wrapper
+
+
+def pace(logs: list[list], t0: float, t1: float) -> tuple[list[float], list[float]]:
+    """Per step (the k-th request of each bot; both are asked at every step) with its requests in
+    [t0, t1]: the bots' turn (first request read -> later answer sent) and the server's turn
+    (later answer sent -> first next request read), in ms."""
+    steps = list(zip(*logs))
+    bots, server = [], []
+    for step, following in zip(steps, steps[1:]):
+        asked, answered = min(r for r, _ in step), max(a for _, a in step)
+        if t0 <= asked <= t1:
+            bots.append((answered - asked) * 1000)
+            server.append((min(r for r, _ in following) - answered) * 1000)
+    return bots, server
 
 
 def main() -> None:
@@ -243,8 +272,10 @@ def main() -> None:
     env.update(kv.split("=", 1) for kv in args.server_env)
     server = start_arena(env=env)
     bots, procs = [], []
+    bot_logs: list[list] = [[], []]  # per bot: (request read, answer sent)
     try:
-        bots = [LDBot(server.liars_dice_port, f"slowbot{k}", decide=slow_simple_move(args.bot_delay, random.Random(k))) for k in range(2)]
+        bots = [LDBot(server.liars_dice_port, f"slowbot{k}",
+                      decide=timed(slow_simple_move(args.bot_delay, random.Random(k)), bot_logs[k])) for k in range(2)]
         match_id = running_match(server.data_dir / "arena.sqlite3")
         per_proc = [args.spectators // args.procs + (k < args.spectators % args.procs) for k in range(args.procs)]
         t_connect = time.time()
@@ -286,6 +317,8 @@ def main() -> None:
         server.stop()
         shutil.rmtree(server.data_dir, ignore_errors=True)
 
+    user, system = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
+    cpu = user + system
     arrivals: dict[int, list] = {}
     per_spectator: list[list[int]] = []
     for out in outs:
@@ -312,10 +345,17 @@ def main() -> None:
           + (f", server env {args.server_env}" if args.server_env else ""))
     print(f"  load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, after "
           f"{load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} ({os.cpu_count()} cores); server process CPU "
-          f"{(cpu1 - cpu0) / args.duration * 100:.0f}% of a core over the window, client processes "
+          f"{cpu / args.duration * 100:.0f}% of a core over the window, client processes "
           f"{sum(o['cpu'] for o in outs) / args.duration * 100:.0f}% in all; connecting took {connect_s:.1f} s")
     print(f"  {len(versions)} versions published in the window ({len(versions) / args.duration:.1f}/s), "
-          f"{len(expected) - len(versions)} published but seen by no spectator; match still running: {alive}")
+          f"{len(expected) - len(versions)} published but seen by no spectator; match still running: {alive}; "
+          f"server CPU {cpu / max(1, len(versions)) * 1000:.1f} ms per version "
+          f"({user / max(1, len(versions)) * 1000:.1f} user, {system / max(1, len(versions)) * 1000:.1f} system)")
+    bots_ms, server_ms = pace(bot_logs, t0, t1)
+    if bots_ms:
+        print(f"  pace per step: bots' turn p50 {pct(bots_ms, 50):.1f} ms (p99 {pct(bots_ms, 99):.1f}), "
+              f"server's turn p50 {pct(server_ms, 50):.1f} ms (p99 {pct(server_ms, 99):.1f}, "
+              f"mean {sum(server_ms) / len(server_ms):.1f})")
     if lat_any_ms:
         print(f"  ts -> arrival at the last spectator: p50 {pct(lat_any_ms, 50):.1f} ms  p99 {pct(lat_any_ms, 99):.1f} ms"
               f"  max {max(lat_any_ms):.1f} ms  (n={len(lat_any_ms)} versions; target p99 < 100 ms)")

@@ -10,6 +10,8 @@ import json
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from games.base import ProtocolError
 from games.liars_dice import protocol
@@ -267,3 +269,47 @@ def test_parse_line_error_quotes_the_start_of_the_line():
         protocol.parse_line(b"not json at all " * 100)
     text = str(info.value)
     assert "not json at all" in text and len(text) < 200
+
+
+# --- the fast reading is the standard library's -----------------------------------------------
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8)
+_replies = st.fixed_dictionaries({}, optional={
+    "message_id": st.text(max_size=12) | _json_values, "name": st.text(max_size=12) | _json_values,
+    "move": st.sampled_from(["pass", "challenge"]) | st.tuples(_json_values, _json_values).map(list) | _json_values,
+    "junk": _json_values})
+
+
+def _read_both(line: bytes):
+    """What parse_line and the standard library's reading make of ``line``: (result or error
+    text) each."""
+    outcomes = []
+    for read in (protocol.parse_line, protocol._parse_slowly):
+        try:
+            outcomes.append(read(line))
+        except ProtocolError as exc:
+            outcomes.append(f"ProtocolError: {exc}")
+    return outcomes
+
+
+@settings(max_examples=400, deadline=None)
+@given(_replies, st.sampled_from(["", " ", "\r", "\t"]), st.booleans())
+def test_parse_line_reads_every_reply_as_the_standard_library_does(reply, pad, ascii_only):
+    """orjson reads plain replies; whatever it reads, the result is the standard library's."""
+    line = (pad + json.dumps(reply, ensure_ascii=ascii_only) + pad).encode("utf-8", "surrogatepass")
+    fast, slow = _read_both(line)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("line", [
+    b'{"message_id":"a","move":[3,' + b"9" * 25 + b"]}", b'{"message_id":"a","move":[3,2.0]}',
+    b'{"message_id":"a","move":[NaN,1]}', b'{"name":"\\ud800"}', b'{"move":[1e400,1]}', b"[1,2]",
+    b'\xef\xbb\xbf{"name":"x"}', b'{"message_id":"a","move":[true,2]}', b'{"a":1,"a":2}', b"[" * 5000,
+])
+def test_parse_line_reads_odd_lines_as_the_standard_library_does(line):
+    fast, slow = _read_both(line)
+    assert fast == slow

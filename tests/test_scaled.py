@@ -8,6 +8,7 @@ import uuid
 
 import psycopg
 import pytest
+import websockets
 
 from tests.human_client import Guest
 from tests.ld_bot import LDBot
@@ -118,3 +119,61 @@ def test_hanabi_bots_on_the_arena_port_and_through_the_web_port_play_one_game(ar
     assert [s["name"] for s in detail["seats"]] == ["via-web", "on-4444"]
     assert detail["result"]["score"] == scores[0]
     assert "(hanabi) started" in arena.log() and "(hanabi) started" not in web.log()
+
+
+def test_spectators_on_two_web_processes_share_one_subscription_each_through_redis(arena_factory, scaled_env):
+    """Six spectators, three on each of two web processes, watch a bots-only match whose
+    runner is in the arena process: each web process is in the match's public group once
+    (games/arena/consumers.py's ``Audience``), every spectator gets public views in order, and
+    the views reach all six."""
+    import random
+
+    import redis
+
+    from tests.ld_bot import slow_simple_move
+
+    env = dict(scaled_env, LIARS_DICE_AUTO_GAMES="20")
+    arena = arena_factory(role="arena", env=env)
+    webs = [arena_factory(role="web", env=env) for _ in range(2)]
+    bots = [LDBot(arena.liars_dice_port, f"watched{k}", decide=slow_simple_move(0.02, random.Random(k)))
+            for k in range(2)]
+    try:
+        with psycopg.connect(scaled_env["DATABASE_URL"].replace("postgres://", "postgresql://")) as conn:
+            match_id = wait_until(lambda: (conn.execute(
+                "SELECT id FROM arena_match WHERE status = 'running'").fetchone() or [None])[0], 20, "the match")
+
+        watching = []  # spectators that have had their first views
+
+        async def watch(web, seen: list) -> None:
+            async with websockets.connect(f"ws://127.0.0.1:{web.http_port}/ws/matches/{match_id}/",
+                                          origin=web.url) as ws:
+                while len(seen) < 60:
+                    msg = json.loads(await asyncio.wait_for(ws.recv(), 30))
+                    if msg["type"] != "match.view":
+                        continue
+                    await ws.send(json.dumps({"type": "ack", "version": msg["version"]}))
+                    assert msg["audience"] == "public"
+                    assert msg["view"]["terminal"] or ("hands" not in msg["view"] and "your_hand" not in msg["view"])
+                    seen.append(msg["version"])
+                    if len(seen) == 3:
+                        watching.append(seen)
+
+        async def group_members() -> list:
+            while len(watching) < 6:
+                await asyncio.sleep(0.01)
+            return redis.Redis.from_url(scaled_env["REDIS_URL"]).zrange(
+                f"{scaled_env['ARENA_CHANNEL_PREFIX']}:group:m{match_id}.public", 0, -1)
+
+        async def all_of_them() -> tuple[list[list[int]], list]:
+            seen = [[] for _ in range(6)]
+            *_, members = await asyncio.gather(*(watch(webs[k % 2], seen[k]) for k in range(6)), group_members())
+            return seen, members
+
+        seen, members = asyncio.run(all_of_them())
+    finally:
+        for bot in bots:
+            bot.close()
+    assert len(members) == 2, members  # one channel per web process, not one per spectator
+    for versions in seen:
+        assert versions == sorted(versions)
+    assert set.intersection(*(set(v) for v in seen)), "a view that reached all six"

@@ -250,3 +250,45 @@ def test_a_chunked_upload_over_the_limit_is_refused(busy_match):
         except OSError:  # the server may stop reading once it has refused
             pass
         assert read_status(sock).startswith("HTTP/1.1 413")
+
+
+def test_a_spectator_that_does_not_read_its_socket_gets_whole_views_in_order_once_it_reads(busy_match):
+    """Views go out through serve.py's ``write_now`` (straight to the socket, Twisted's buffer
+    for what the socket cannot take): a spectator with a small receive buffer that reads
+    nothing for a while gets, once it reads, whole frames of whole views, none older than one
+    before it (the first may come twice: as the answer to the connection's resync and from the
+    match), and no more than the window.  (``tests/test_audience.py`` fills a socket for
+    certain.)"""
+    from websockets.client import ClientProtocol
+    from websockets.uri import parse_uri
+
+    server, match_id, bots = busy_match
+    ws = ClientProtocol(parse_uri(ws_url(server, match_id)), origin=server.url, max_size=None)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
+    sock.settimeout(10)
+    sock.connect(("127.0.0.1", server.http_port))
+    try:
+        ws.send_request(ws.connect())
+        sock.sendall(b"".join(ws.data_to_send()))
+        start = requests_seen(bots)
+        wait_until(lambda: requests_seen(bots) > start + 200, 30, "bots to play on")  # not reading meanwhile
+        texts = []
+        sock.settimeout(1.0)
+        while True:
+            try:
+                data = sock.recv(65536)
+            except TimeoutError:
+                break
+            if not data:
+                break
+            ws.receive_data(data)
+            texts += [event.data for event in ws.events_received() if getattr(event, "opcode", None) is not None
+                      and event.opcode.name == "TEXT"]
+    finally:
+        sock.close()
+    views = [json.loads(text) for text in texts]
+    versions = [m["version"] for m in views if m["type"] == "match.view"]
+    assert 2 <= len(versions) <= UNACKED_VIEWS  # no ack sent: the window's worth at most
+    assert versions == sorted(versions) and len(set(versions)) >= len(versions) - 1
+    assert "Traceback" not in server.log()

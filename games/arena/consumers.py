@@ -33,6 +33,14 @@ Bounds on what one connection may cost (settings ``ARENA["WS_*"]``):
   closed with 4009.  Daphne writes whatever it is given into Twisted's unbounded send buffer
   whether the client reads or not, so this window is what bounds a non-reading client's
   memory: nothing more is sent to it.
+
+**Spectators** are many per match (``benchmarks/spectator_fanout.py`` has 500), so a match's
+public views reach them through one :class:`Audience` per process instead of one channel-layer
+membership each: the channel layer carries each view once to the process, and the audience
+hands it to the spectators' consumers a batch at a time, the newest view winning over one not
+yet handed out.  A seated person's own views (which carry their requests) keep the
+per-connection path, never skipped; so does everything else (table updates, errors, resync
+answers).  Each spectator keeps its own window and the rules above.
 """
 from __future__ import annotations
 
@@ -40,6 +48,7 @@ import asyncio
 import json
 import logging
 import time
+import weakref
 
 from asgiref.sync import sync_to_async
 from autobahn.exception import Disconnected
@@ -81,6 +90,132 @@ def _is_ack(text: str | None) -> bool:
     return text is not None and len(text) < 80 and '"ack"' in text
 
 
+class Audience:
+    """The consumers of this process that watch one channel-layer group (a match's public
+    views), subscribed to the group once, with a channel of its own.
+
+    **Delivery.**  Each message the group gets is received once and given to each member's
+    ``dispatch``, in the order they joined, :attr:`BATCH` members per turn of the loop (a
+    ``match.view`` handler never waits: it sends the view or holds it,
+    :meth:`MatchConsumer._send_view`).  Per spectator and view that is a window check and a
+    socket write; with a channel-layer membership each, it was also a put on the layer, a
+    wake-up of the consumer's task and Channels' dispatch machinery: about 40% of the server's
+    CPU per view with 500 spectators (``benchmarks/spectator_fanout.py``).  With Redis, a view
+    crosses Redis once per web process instead of once per spectator.
+
+    **Latest wins.**  Between two batches the loop serves everything else (the match's next
+    request, bots' answers, acks), so a fan-out holds the match up for a batch at most.  A
+    ``match.view`` that comes while an older one is still being handed out replaces it: the
+    members not yet reached get only the newer one, then everyone gets it (each view is the
+    whole table, and a member never gets an older view after a newer one).  Any other message
+    is handed to everyone, in order.
+
+    Created with its first member, it unsubscribes and ends when its last member leaves.  A
+    member whose handler raises is logged and closed (1011); the others still get the view.
+    """
+
+    #: Members served per turn of the loop: each is a socket write, about 25 us, so a batch
+    #: holds the loop for about 6 ms.  (64 a turn, the tail of 500 spectators waited behind
+    #: the acks of the first ones and was skipped more often; all 500 at once, every few
+    #: steps the match's next request waited behind the fan-out.)
+    BATCH = 256
+
+    #: layer -> group -> the audience of this process.
+    _all: "weakref.WeakKeyDictionary[object, dict[str, Audience]]" = weakref.WeakKeyDictionary()
+
+    def __init__(self, layer, group: str):
+        self.layer, self.group = layer, group
+        self.members: dict[MatchConsumer, None] = {}  # a dict: ordered, O(1) removal
+        self.pending: list[dict] = []  # received, not yet handed out (at most one match.view)
+        self.channel: str | None = None
+        self.receiver: asyncio.Task | None = None
+        self.delivery: asyncio.Task | None = None
+        self.subscribed = asyncio.ensure_future(self._subscribe())
+
+    @classmethod
+    def of(cls, layer, group: str) -> "Audience | None":
+        """The audience of ``group`` in this process, if any consumer watches it."""
+        return cls._all.get(layer, {}).get(group)
+
+    @classmethod
+    async def join(cls, layer, group: str, consumer: "MatchConsumer") -> "Audience":
+        """Add ``consumer`` to the audience of ``group`` (made and subscribed if it is the
+        first); it gets every message the group gets from when this returns."""
+        audiences = cls._all.setdefault(layer, {})
+        audience = audiences.get(group)
+        if audience is None:
+            audience = audiences[group] = cls(layer, group)
+        audience.members[consumer] = None
+        try:
+            # Shielded: a consumer cancelled while it joins must not cancel the subscription
+            # the other members wait for.
+            await asyncio.shield(audience.subscribed)
+        except BaseException:
+            await audience.leave(consumer)
+            raise
+        return audience
+
+    async def leave(self, consumer: "MatchConsumer") -> None:
+        """Remove ``consumer``; the last one out unsubscribes (a later join subscribes anew)."""
+        self.members.pop(consumer, None)
+        if self.members:
+            return
+        audiences = self._all.get(self.layer, {})
+        if audiences.get(self.group) is self:
+            del audiences[self.group]
+        try:
+            await self.subscribed
+        except Exception:
+            return  # never subscribed
+        for task in (self.receiver, self.delivery):
+            if task is not None:
+                task.cancel()
+        await self.layer.group_discard(self.group, self.channel)
+
+    async def _subscribe(self) -> None:
+        try:
+            self.channel = await self.layer.new_channel()
+            await self.layer.group_add(self.group, self.channel)
+        except BaseException:
+            audiences = self._all.get(self.layer, {})
+            if audiences.get(self.group) is self:
+                del audiences[self.group]
+            raise
+        self.receiver = asyncio.ensure_future(self._receive())
+
+    async def _receive(self) -> None:
+        while True:
+            message = await self.layer.receive(self.channel)
+            if message.get("type") == "match.view":  # latest wins
+                self.pending = [m for m in self.pending if m.get("type") != "match.view"]
+            self.pending.append(message)
+            if self.delivery is None or self.delivery.done():
+                self.delivery = asyncio.ensure_future(self._deliver())
+
+    def _superseded(self, message: dict) -> bool:
+        return message.get("type") == "match.view" and any(m.get("type") == "match.view" for m in self.pending)
+
+    async def _deliver(self) -> None:
+        while self.pending:
+            message = self.pending.pop(0)
+            members = list(self.members)
+            for start in range(0, len(members), self.BATCH):
+                if start:
+                    await asyncio.sleep(0)  # everything else the loop has to do first
+                    if self._superseded(message):
+                        break  # the newer view goes to everyone, these members skip this one
+                for consumer in members[start:start + self.BATCH]:
+                    if consumer not in self.members:
+                        continue  # left meanwhile
+                    try:
+                        await consumer.dispatch(message)
+                    except Exception:
+                        log.exception("match %s: a spectator's consumer failed on %s",
+                                      getattr(consumer, "match_id", "?"), message.get("type"))
+                        self.members.pop(consumer, None)
+                        await consumer._close(1011, "server error")
+
+
 class MatchConsumer(AsyncJsonWebsocketConsumer):
     """One browser tab on one match page, within the bounds of the module docstring."""
 
@@ -97,18 +232,22 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
         self.resync_asked: float | None = None
         self.final: dict | None = None
         self.closing = False
+        self.audience: Audience | None = None  # spectators: who hands them the public views
         info = await sync_to_async(self._load)()
         if info is None:
             await self.close(code=4404)
             return
         self.status, self.seat = info
         self.groups_joined = [table_group(self.match_id)]
-        if self.status == Match.Status.RUNNING:
-            self.groups_joined.append(seat_group(self.match_id, self.seat) if self.seat is not None
-                                      else public_group(self.match_id))
+        if self.status == Match.Status.RUNNING and self.seat is not None:
+            self.groups_joined.append(seat_group(self.match_id, self.seat))
         for group in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
+        if self.status == Match.Status.RUNNING and self.seat is None:
+            # After accept: the audience may hand it a view at any moment from now on.  A view
+            # published before is the resync's answer.
+            self.audience = await Audience.join(self.channel_layer, public_group(self.match_id), self)
         await self._resync()
 
     def _load(self):
@@ -119,8 +258,11 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
         return match.status, (seat.index if seat else None)
 
     async def disconnect(self, code):
+        self.closing = True  # nothing more goes out (the audience may still hand it a view)
         if getattr(self, "ack_watch", None) is not None:
             self.ack_watch.cancel()
+        if getattr(self, "audience", None) is not None:
+            await self.audience.leave(self)
         for group in getattr(self, "groups_joined", []):
             await self.channel_layer.group_discard(group, self.channel_name)
 

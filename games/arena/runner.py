@@ -13,6 +13,8 @@ import logging
 import time
 from typing import Callable, NamedTuple
 
+import orjson
+
 from games.arena.eventlog import EventRow, EventWriter
 from games.arena.registry import GameSpec
 from games.arena.replay import pack_snapshot
@@ -41,14 +43,27 @@ def view_message(body: dict) -> dict:
     """The channel-layer message carrying one view ``body`` to its audience.
 
     ``body`` (``{"type": "match.view", "version", "ts", "audience", "view", ...}``) is what the
-    browser receives; it is JSON-encoded here, once, exactly as the consumer's ``send_json``
-    would encode it, and travels as ``"text"`` next to the routing fields.  Without this, every
-    spectator's copy cost a deep copy in the channel layer and a ``json.dumps`` in its
-    consumer: at 500 spectators, more CPU per view than the server had (see
-    ``benchmarks/spectator_fanout.py``).
+    browser receives; it is JSON-encoded here, once, for everyone who gets it, and travels as
+    ``"text"`` next to the routing fields.  Without this, every spectator's copy cost a deep
+    copy in the channel layer and a ``json.dumps`` in its consumer: at 500 spectators, more
+    CPU per view than the server had (see ``benchmarks/spectator_fanout.py``).
     """
     return {"type": "match.view", "version": body["version"], "ts": body["ts"], "audience": body["audience"],
-            "text": json.dumps(body)}
+            "text": view_text(body)}
+
+
+def view_text(body: dict) -> str:
+    """``body`` as JSON text: orjson (a tenth of the standard library's time), dict keys that
+    are not strings written as strings, as ``json.dumps`` does; an integer past 64 bits, which
+    orjson refuses, through ``json.dumps``."""
+    try:
+        return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(body)
+
+
+#: Turns of the loop between a step's happenings and the next requests (see MatchRunner._show).
+LOOP_TURNS_AFTER_HAPPENINGS = 2
 
 
 class Told(NamedTuple):
@@ -68,8 +83,10 @@ class MatchRunner:
     """Runs one match from its first step to its result.
 
     ``endpoints[i]`` sits at seat ``i``.  ``publish(group, message)`` is an async callable
-    (the channel layer's ``group_send``).  ``server_times`` (if given) receives, per step, the
-    seconds from the last answer arriving to the next requests being sent.
+    (the channel layer's ``group_send``); ``listening(group)`` (None: always True) says whether
+    anyone may be in a group: no view is built for a group nobody is in, unless a resync asks
+    for it (:meth:`latest_for`).  ``server_times`` (if given) receives, per step, the seconds
+    from the last answer arriving to the next requests being sent.
 
     Every ``snapshot_every`` steps (0: never) the state is pickled into :attr:`snapshots`
     (``[(step, seq, bytes)]``, stored when the match ends; bounded by the configuration's
@@ -98,13 +115,14 @@ class MatchRunner:
                  endpoints: list[SeatEndpoint], writer: EventWriter,
                  publish: Callable, omniscient: bool = False, round_pause_s: float = 0.0,
                  server_times: list | None = None, snapshot_every: int = 0, away_grace_s: float = 0.0,
-                 max_steps: int = 0):
+                 max_steps: int = 0, listening: Callable[[str], bool] | None = None):
         self.match_id = match_id
         self.spec = spec
         self.state = spec.new_state(config, seed)
         self.endpoints = endpoints
         self.writer = writer
         self.publish = publish
+        self.listening = listening or (lambda group: True)
         self.humans = {i for i, ep in enumerate(endpoints) if isinstance(ep, HumanSeat)}
         self.omniscient = omniscient and not self.humans
         self.round_pause_s = round_pause_s if self.humans else 0.0
@@ -112,9 +130,14 @@ class MatchRunner:
         self.version = 0
         self.step = 0
         self.seq = 0
-        #: Latest message per audience ("public" or seat index), for resync.
-        self.latest: dict = {}
+        #: What the newest version of the views told: (ts, happenings, answers, details), and
+        #: its messages built so far, per audience (:meth:`latest_for`).
+        self._told: tuple | None = None
+        self._encoded: dict = {}
+        self._public_group = public_group(match_id)
         self.seat_tags = [spec.seat_tag(config, i) for i in range(len(endpoints))]
+        self._shown_names: list[str] | None = None  # the endpoints' names when _told_names was made
+        self._told_names: list[str] = []
         self.snapshot_every = snapshot_every
         self.snapshots: list[tuple[int, int, bytes]] = []
         self.abandoned = False
@@ -249,50 +272,72 @@ class MatchRunner:
             return self.state.revealed_observation()
         return self.state.public_observation()
 
+    def _names(self) -> list[str]:
+        """The seats' names as the views show them: a bot may name itself mid-match, and
+        same names are told apart by seat.  The same list while no name changes (views share
+        it and never change it)."""
+        shown = [ep.display_name for ep in self.endpoints]
+        if shown != self._shown_names:
+            self._shown_names, self._told_names = shown, tell_apart(shown, self.seat_tags)
+        return self._told_names
+
     async def _publish_views(self, happenings: list[dict], answers: list | None,
                              details: dict | None = None) -> None:
-        """Publish the public view and each person's own view.  ``answers`` (public facts
-        only) go to everyone; ``details`` (seat -> the full forced-move explanation, which may
-        name that seat's hand) is added to that seat's own answer in its own message only.
-        Every view also says who is away (``away``: people whose seat is
-        played for them), who still plays for themselves (``present``: seats that are not
-        built-in bots and are not gone) and, while everyone is away, when the match will be
-        abandoned (``abandon_at``, epoch seconds, else None)."""
-        now = time.time()
-        state = self.state
-        # A bot may name itself mid-match; same names are told apart by seat.
-        names = tell_apart([ep.display_name for ep in self.endpoints], self.seat_tags)
-        # People who left or are away: their seat is played for them, and everyone sees it.
-        away = [seat for seat in self.humans if self.endpoints[seat].gone]
-        # Who still plays for themselves: a person's page words its "Leave" dialog by it; and
-        # when the match ends if nobody takes a seat back (everyone away).
-        present = self._present()
-        ends = self.abandon_at
-        # When each person must answer by (epoch seconds), so others see their countdown.
-        deadlines = {str(seat): self.endpoints[seat].open_request["deadline"]
-                     for seat in self.humans if self.endpoints[seat].open_request}
-        msg = view_message({"type": "match.view", "version": self.version, "ts": now, "audience": "public",
-                            "view": self._public_view(), "happenings": happenings, "answers": answers,
-                            "names": names, "deadlines": deadlines, "away": away,
-                            "present": present, "abandon_at": ends})
-        self.latest["public"] = msg
-        await self.publish(public_group(self.match_id), msg)
+        """Publish the new version's views: the public one to spectators, each person's own
+        one to that person; each only to a group someone is in (``listening``), so a table
+        nobody watches builds no view until a resync asks for one (:meth:`latest_for`).
+        ``happenings`` and ``answers`` (public facts only) go to everyone; ``details`` (seat ->
+        the full forced-move explanation, which may name that seat's hand) is added to that
+        seat's own answer in its own message only."""
+        self._told = (time.time(), happenings, answers, details)
+        self._encoded.clear()
+        if self.listening(self._public_group):
+            await self.publish(self._public_group, self.latest_for("public"))
         for seat in self.humans:
-            ep = self.endpoints[seat]
-            view = state.full_observation() if state.is_terminal() else state.observation(seat)
-            own = answers
-            if details and seat in details:
-                own = [dict(a, detail=details[seat]) if a["seat"] == seat else a for a in answers]
-            seat_msg = view_message({"type": "match.view", "version": self.version, "ts": now, "audience": seat,
-                                     "view": view, "happenings": happenings, "answers": own, "names": names,
-                                     "deadlines": deadlines, "away": away, "present": present, "abandon_at": ends,
-                                     "request": ep.open_request if not state.is_terminal() else None})
-            self.latest[seat] = seat_msg
-            await self.publish(seat_group(self.match_id, seat), seat_msg)
+            group = seat_group(self.match_id, seat)
+            if self.listening(group):
+                await self.publish(group, self.latest_for(seat))
 
     def latest_for(self, audience) -> dict | None:
-        """The newest message for ``audience`` ("public" or a seat index), for a resync."""
-        return self.latest.get(audience)
+        """The newest version's view message for ``audience`` ("public" or a person's seat),
+        as published and for a resync (None before the first view).  Built from the current
+        state and what the version told, and encoded, once per version (a person's own once
+        more after they answer its request).  That is the version's view: the state changes
+        only in the runner's step, which publishes the next version before it awaits anything
+        (a match stopped after a step, abandoned or too long, shows that step's state)."""
+        if self._told is None or (audience != "public" and audience not in self.humans):
+            return None
+        message = self._encoded.get(audience)
+        if message is None:
+            message = self._encoded[audience] = view_message(self._view_body(audience))
+        return message
+
+    def _view_body(self, audience) -> dict:
+        """The body of the newest version's view for ``audience`` ("public" or a person's
+        seat).  Every view also says who is away (``away``: people whose seat is played for
+        them), who still plays for themselves (``present``: seats that are not built-in bots
+        and are not gone) and, while everyone is away, when the match will be abandoned
+        (``abandon_at``, epoch seconds, else None)."""
+        ts, happenings, answers, details = self._told
+        state = self.state
+        body = {"type": "match.view", "version": self.version, "ts": ts, "audience": audience,
+                "view": None, "happenings": happenings, "answers": answers, "names": self._names(),
+                # People who left or are away: their seat is played for them, and everyone sees it.
+                "away": [seat for seat in self.humans if self.endpoints[seat].gone],
+                # Who still plays for themselves: a person's page words its "Leave" dialog by
+                # it; and when the match ends if nobody takes a seat back (everyone away).
+                "present": self._present(), "abandon_at": self.abandon_at,
+                # When each person must answer by (epoch seconds), so others see their countdown.
+                "deadlines": {str(seat): self.endpoints[seat].open_request["deadline"]
+                              for seat in self.humans if self.endpoints[seat].open_request}}
+        if audience == "public":
+            body["view"] = self._public_view()
+            return body
+        body["view"] = state.full_observation() if state.is_terminal() else state.observation(audience)
+        if details and audience in details:
+            body["answers"] = [dict(a, detail=details[audience]) if a["seat"] == audience else a for a in answers]
+        body["request"] = None if state.is_terminal() else self.endpoints[audience].open_request
+        return body
 
     # --- people -----------------------------------------------------------------------------
     async def human_leave(self, seat: int, back: bool = False) -> str | None:
@@ -322,11 +367,8 @@ class MatchRunner:
         if not isinstance(ep, HumanSeat):
             return "You are not seated here."
         error = ep.act(self.state, seat, version, action)
-        if error is None and seat in self.latest:
-            # A reload now must not offer the answered request again.
-            body = json.loads(self.latest[seat]["text"])
-            body["request"] = None
-            self.latest[seat] = view_message(body)
+        if error is None:
+            self._encoded.pop(seat, None)  # a reload now must not offer the answered request again
         return error
 
     # --- the loop ---------------------------------------------------------------------------
@@ -375,12 +417,15 @@ class MatchRunner:
         self.version += 1
         # After a step with happenings (a round over), bots got them a moment ago (notify);
         # on a table without people (whose views carry their requests, so must follow them)
-        # the views go out first, so that the next request does not reach a bot in the same
-        # TCP read as the happening: bots that parse one message per read are common in
-        # courses, and work on the reference server.
+        # the views go out first, and the loop turns twice (its I/O is polled, and what it
+        # read is handed on) before the next request is written, so that the request does not
+        # reach a bot in the same TCP read as the happening: bots that parse one message per
+        # read are common in courses, and work on the reference server.
         views_first = ask is not None and bool(told.happenings) and not self.humans
         if views_first:
             await self._publish_views(*told)
+            for _ in range(LOOP_TURNS_AFTER_HAPPENINGS):
+                await asyncio.sleep(0)
         if ask is not None:
             ask()
         if not views_first:
@@ -414,7 +459,10 @@ class MatchRunner:
         """The step's ``(seat, answer)`` pairs: the asked seats' answers, or only the
         interrupting seat's (:meth:`interrupt`); None when the match was abandoned meanwhile
         (the step is dropped: nobody is left to play it for)."""
-        answers = await asyncio.gather(*futures)
+        # Awaited one by one, not gathered: the runner then wakes once the last answer is in
+        # (gather costs a turn of the loop more per step, to pass the results on).  The
+        # futures never raise; a cancelled runner leaves the others to their deadlines.
+        answers = [await future for future in futures]
         if self.abandoned:
             return None
         self._asked = []

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import weakref
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -78,22 +80,26 @@ def resolved(answer: Answer) -> "asyncio.Future[Answer]":
 class TimedRequest:
     """One outstanding request with a deadline: the piece every waiting endpoint shares.
 
-    ``resolve`` settles it once (later calls are ignored, as late replies are); at the deadline
-    it resolves to ``on_timeout()``.
+    ``resolve`` settles it once (later calls are ignored, as late replies are); at the deadline,
+    ``deadline_s`` seconds of the loop's clock after it was made, it resolves to
+    ``on_timeout()``.  The deadline is kept by the loop's :class:`Deadlines` of that length
+    rather than a timer of its own.
     """
 
-    __slots__ = ("future", "started", "_timer", "key")
+    __slots__ = ("future", "started", "key", "_on_timeout")
 
     def __init__(self, deadline_s: float, on_timeout: Callable[[], Answer], key: Any = None):
         loop = asyncio.get_running_loop()
         self.future: asyncio.Future[Answer] = loop.create_future()
         self.started = time.perf_counter()
         self.key = key
-        self._timer = loop.call_later(deadline_s, lambda: self._expire(on_timeout))
+        self._on_timeout = on_timeout
+        Deadlines.of(loop, deadline_s).add(self)
 
-    def _expire(self, on_timeout: Callable[[], Answer]) -> None:
+    def expire(self) -> None:
+        """The deadline has come: resolve to ``on_timeout()`` unless settled already."""
         if not self.future.done():
-            answer = on_timeout()
+            answer = self._on_timeout()
             answer.think_ms = (time.perf_counter() - self.started) * 1000
             self.future.set_result(answer)
 
@@ -106,10 +112,68 @@ class TimedRequest:
         it was settled already."""
         if self.future.done():
             return False
-        self._timer.cancel()
         think = (time.perf_counter() - self.started) * 1000
         self.future.set_result(Answer(action, forced, reason, think, detail))
         return True
+
+
+class Deadlines:
+    """The deadlines of one length on one loop, and one timer for them.
+
+    Requests with the same time to answer end in the order they were made, so they wait in a
+    queue, each with the loop time it is due, and one timer at a time rings for the oldest one
+    still open: at that moment it expires every request due (:meth:`TimedRequest.expire`) and
+    sets itself for the next.  A request answered in time just stays in the queue until the
+    front reaches it.  A timer of its own per request (a handle, a heap push, a cancel) was
+    about a tenth of the loop's Python time per Liar's Dice move.
+    """
+
+    _of: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[float, Deadlines]]" = weakref.WeakKeyDictionary()
+    #: The last loop asked for and its deadlines (a server has one loop; the weak dictionary's
+    #: lookup makes a weak reference each time).
+    _last: tuple = (None, {})
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, seconds: float):
+        self.loop = loop
+        self.seconds = seconds
+        self.waiting: deque[tuple[float, TimedRequest]] = deque()  # (due, request), oldest first
+        self.timer: asyncio.TimerHandle | None = None
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop, seconds: float) -> "Deadlines":
+        """The deadlines of ``seconds`` on ``loop`` (made on first use)."""
+        last_loop, per_loop = cls._last
+        if last_loop is not loop:
+            per_loop = cls._of.get(loop)
+            if per_loop is None:
+                per_loop = cls._of[loop] = {}
+            cls._last = (loop, per_loop)
+        deadlines = per_loop.get(seconds)
+        if deadlines is None:
+            deadlines = per_loop[seconds] = cls(loop, seconds)
+        return deadlines
+
+    def add(self, request: TimedRequest) -> None:
+        """``request`` is due ``seconds`` from now."""
+        waiting = self.waiting
+        while waiting and waiting[0][1].future.done():  # answered: forget them now
+            waiting.popleft()
+        due = self.loop.time() + self.seconds
+        waiting.append((due, request))
+        if self.timer is None:
+            self.timer = self.loop.call_at(due, self._ring)
+
+    def _ring(self) -> None:
+        waiting = self.waiting
+        now = self.loop.time()
+        while waiting:
+            due, request = waiting[0]
+            if due > now and not request.future.done():
+                self.timer = self.loop.call_at(due, self._ring)
+                return
+            waiting.popleft()
+            request.expire()  # (its on_timeout may add a request: behind this one, so no timer yet)
+        self.timer = None
 
 
 class BuiltinSeat(SeatEndpoint):

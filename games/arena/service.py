@@ -404,11 +404,12 @@ class Arena:
         """Start the match at ``match_id`` if every seat is taken and its bots are here."""
         if match_id in self.tasks:
             return
-        match = await sync_to_async(
-            lambda: Match.objects.prefetch_related("seats__registered_bot").filter(pk=match_id).first())()
-        if match is None or match.status != "open":
+        # One query for the table and its seats (asked again after every seat taken).
+        seats = await sync_to_async(
+            lambda: list(Seat.objects.filter(match_id=match_id).select_related("match", "registered_bot")))()
+        if not seats or seats[0].match.status != "open":
             return
-        seats = list(match.seats.all())
+        match = seats[0].match
         if any(not s.occupied for s in seats):
             return
         spec = registry.get(match.game)
@@ -459,7 +460,9 @@ class Arena:
                              round_pause_s=settings.ARENA["ROUND_PAUSE"], server_times=self.server_times,
                              snapshot_every=settings.ARENA["SNAPSHOT_EVERY"],
                              away_grace_s=settings.ARENA["AWAY_GRACE"] * 60,
-                             max_steps=settings.ARENA["MAX_STEPS"])
+                             max_steps=settings.ARENA["MAX_STEPS"],
+                             # The in-memory layer knows its groups; Redis's would cost a round trip.
+                             listening=getattr(self.layer, "has_members", None))
         runner.paused = match.pk in self.start_paused
         runner.watchers = self.pending_watchers.pop(match.pk, [])
         self._forget(match.pk)

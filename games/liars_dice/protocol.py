@@ -7,12 +7,23 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
+
+import orjson
 
 from games.base import Action, ProtocolError
 from games.liars_dice.rules import BID, CHALLENGE, MAX_COUNT, PASS
 
+#: For quoting a bot's bad move in the reply's detail: any integer, however long (orjson
+#: refuses those past 64 bits).
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def _line(msg: dict) -> bytes:
+    """``msg`` as one line: compact JSON in UTF-8 and ``\\n``.  orjson: the server writes a few
+    of these per move, and it takes a tenth of the standard library's time for them."""
+    return orjson.dumps(msg, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def _no_constant(name: str):
@@ -56,7 +67,7 @@ def move_request(obs: dict, message_id: str) -> bytes:
         "other_hands": [[wire_id(s, me), counts[s]] for s in obs["to_act"]],
         "last_bid": last_bid,
     }
-    return (_dumps(msg) + "\n").encode()
+    return _line(msg)
 
 
 def round_over(happening: dict, recipient: int) -> bytes:
@@ -71,13 +82,17 @@ def round_over(happening: dict, recipient: int) -> bytes:
         "round_challenger": wire_id(happening["round_challenger"], recipient),
         "game_winner": -1 if winner is None else winner + 1,
     }
-    return (_dumps(msg) + "\n").encode()
+    return _line(msg)
 
 
 def error(message: str) -> bytes:
     """An ``error`` line, sent just before the server hangs up on a bot (not in the seed: a
     bot that ignores unknown subjects loses nothing by it)."""
-    return (_dumps({"subject": "error", "message": message}) + "\n").encode()
+    return _line({"subject": "error", "message": message})
+
+
+#: Digits enough for an integer past 64 bits (19 and more).
+_LONG_NUMBER = re.compile(rb"\d{19}")
 
 
 def parse_line(line: bytes) -> dict:
@@ -85,7 +100,23 @@ def parse_line(line: bytes) -> dict:
 
     Raises :class:`ProtocolError` for bytes that are not UTF-8 JSON (``NaN``, ``Infinity`` and
     numbers beyond a double's range are not JSON) or not an object.
+
+    The standard library's reading is the rule.  orjson reads a line in a fifth of its time
+    and to the same result, except that it refuses lone surrogates in strings and reads
+    integers past 64 bits as floats: a line it refuses, or with 19 digits in a row, is read by
+    the standard library.
     """
+    try:
+        msg = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return _parse_slowly(line)
+    if type(msg) is not dict or _LONG_NUMBER.search(line):
+        return _parse_slowly(line)
+    return msg
+
+
+def _parse_slowly(line: bytes) -> dict:
+    """:func:`parse_line` with the standard library."""
     try:
         msg = _loads(line.decode("utf-8"))
     except ProtocolError:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import random
 
 from django.conf import settings
 
@@ -33,6 +34,15 @@ log = logging.getLogger("arena.liars_dice")
 GAME = "liars_dice"
 #: Bad lines logged per connection before the log goes quiet for it.
 MAX_LOGGED_BAD_LINES = 20
+_ids = random.Random(os.urandom(16))
+
+
+def new_message_id() -> str:
+    """A ``message_id`` for a request: 12 hex digits (48 random bits, as ``os.urandom(6)``
+    gave, without a system call per request).  Only the bot it is sent to sees it, and a
+    reply is taken only on that bot's own connection, so it needs no secrecy: it tells a
+    reply to this request from a late one."""
+    return "%012x" % _ids.getrandbits(48)
 
 
 class LiarsDiceBot(SeatEndpoint):
@@ -80,6 +90,9 @@ class LiarsDiceBot(SeatEndpoint):
         asyncio.get_running_loop().create_task(self._take_seat())
 
     async def _take_seat(self) -> None:
+        # A name the bot sent before this is the one its seat is claimed under (only the first
+        # counts); one that comes while it is being seated is recorded after.
+        named_before = self.named
         if self.key is not None:
             try:
                 await self.arena.identify_bot(GAME, self.key, self.conn.host, self)
@@ -105,7 +118,7 @@ class LiarsDiceBot(SeatEndpoint):
             return
         if self.gone:
             await self.arena.bot_left(self.seat_id)
-        elif self.named:
+        elif self.named and not named_before:
             await self.arena.bot_named(self.seat_id, self.display_name)
 
     # --- lines from the bot -----------------------------------------------------------------
@@ -223,14 +236,15 @@ class LiarsDiceBot(SeatEndpoint):
     def ask(self, state, seat: int, version: int) -> "asyncio.Future[Answer]":
         if self.gone:
             return resolved(Answer(None, True, "disconnected"))
-        message_id = os.urandom(6).hex()
-        deadline = self.deadline_s
-        # game.late() reads this reason as "said nothing in time" (the export's late mark).
-        self.request = TimedRequest(deadline, lambda: Answer(None, True, f"no reply within {deadline:g} s"),
-                                    key=message_id)
+        message_id = new_message_id()
+        self.request = TimedRequest(self.deadline_s, self._no_reply, key=message_id)
         if not self.conn.write(protocol.move_request(state.observation(seat), message_id)):
             self._fail_request("disconnected")
         return self.request.future
+
+    def _no_reply(self) -> Answer:
+        # game.late() reads this reason as "said nothing in time" (the export's late mark).
+        return Answer(None, True, f"no reply within {self.deadline_s:g} s")
 
     def notify(self, state, seat: int, happenings: list[dict]) -> None:
         if state.is_terminal():

@@ -28,12 +28,21 @@ exhaust the server's memory:
   cut a healthy match to a tenth of its pace) and its connection is dropped
   :data:`FLOODER_LINGER_S` seconds later.  Frames are at most
   :data:`MAX_WEBSOCKET_MESSAGE_BYTES` (larger ones close the connection, 1009).
+
+Sending a text message is made cheap for the case of one text going to many sockets (a view
+to 500 spectators, ``benchmarks/spectator_fanout.py``): the WebSocket frame of the last text
+sent is kept and reused for the next socket that sends the same text (autobahn's
+``prepareMessage``, framed once instead of once per socket), and the frame is written to the
+socket at once when nothing waits in Twisted's buffer before it (:func:`write_now`; Twisted's
+own ``write`` buffers it and registers the socket with the loop for writing, which took an
+``epoll_ctl`` before and after the ``send`` and a callback of the loop per message).
 """
 from __future__ import annotations
 
 import asyncio
 import ctypes
 import ctypes.util
+import functools
 import gc
 import logging
 import signal
@@ -55,6 +64,54 @@ MAX_WEBSOCKET_MESSAGE_BYTES = 64 * 1024
 REFUSED_LINGER_S = 2.0
 #: Seconds a WebSocket closed for flooding stays open (unread) so the close frame can go out.
 FLOODER_LINGER_S = 1.0
+
+
+@functools.cache
+def _tcp_server_class() -> type:
+    """Twisted's class of an accepted TCP connection (imported on first use, with Daphne)."""
+    from twisted.internet import tcp
+
+    return tcp.Server
+
+
+def write_now(transport, data: bytes) -> None:
+    """``transport.write(data)``, but written to the socket right away when nothing is waiting
+    in the transport's buffer (as asyncio's transports do): Twisted's ``write`` always buffers,
+    registers the socket for writing (an ``epoll_ctl``), sends in a callback of a later turn of
+    the loop and unregisters it (another ``epoll_ctl``).  What the socket does not take at
+    once goes to ``transport.write``, so the order is kept and a client that does not read
+    is buffered exactly as before.  Only for a plain TCP connection of Twisted's (any other
+    transport, e.g. TLS, gets ``transport.write``); a connection the kernel reports broken is
+    left to ``transport.write``, whose own send finds the error and closes it as usual."""
+    if (type(transport) is _tcp_server_class() and not transport.TLS and transport.connected
+            and not transport.disconnecting and not transport._writeDisconnected
+            and not transport._tempDataBuffer and transport.offset == len(transport.dataBuffer)):
+        sent = transport.writeSomeData(data)
+        if isinstance(sent, int):  # else the connection is lost: Twisted's write will see it
+            if sent >= len(data):
+                return
+            data = data[sent:]
+    transport.write(data)
+
+
+class FrameCache:
+    """The WebSocket frame of the last text sent, for the next socket that sends the same
+    text (one view to every spectator).  One entry per process: views go out one after the
+    other, each to all its sockets in turn (games/arena/consumers.py)."""
+
+    text: str | None = None
+    frame: bytes = b""
+    size = 0  # bytes of the payload (the UTF-8 text)
+
+    @classmethod
+    def frame_of(cls, factory, text: str) -> tuple[bytes, int]:
+        """The single unmasked frame carrying ``text`` (RFC 6455 section 5.2) and the size
+        of its payload in bytes."""
+        if text is not cls.text and text != cls.text:
+            payload = text.encode("utf8")
+            cls.frame = factory.prepareMessage(payload, doNotCompress=True).payloadHybi
+            cls.text, cls.size = text, len(payload)
+        return cls.frame, cls.size
 
 
 def bounded_daphne_classes():
@@ -130,7 +187,20 @@ def bounded_daphne_classes():
             super().onMessage(payload, isBinary)
 
         def handle_reply(self, message):
-            if message.get("type") == "websocket.close" and self.state == self.STATE_OPEN:
+            kind = message.get("type")
+            if kind == "websocket.send":
+                text = message.get("text")
+                # The common case (a view, an error, a table update), sent as a prepared frame
+                # (module docstring).  Anything else takes Daphne's path and its checks: bytes,
+                # a socket not open, compression negotiated (we never accept it), a message
+                # over autobahn's outgoing bound (it raises).
+                if (text and message.get("bytes") is None and self.state == self.STATE_OPEN
+                        and self._perMessageCompress is None and not self.send_queue):
+                    frame, size = FrameCache.frame_of(self.factory, text)
+                    if not 0 < self.maxMessagePayloadSize < size:
+                        write_now(self.transport, frame)
+                        return
+            elif kind == "websocket.close" and self.state == self.STATE_OPEN:
                 self._close_by_server(message.get("code") or 1000, message.get("reason") or None)
                 return
             super().handle_reply(message)
