@@ -404,17 +404,13 @@ class Arena:
         """Start the match at ``match_id`` if every seat is taken and its bots are here."""
         if match_id in self.tasks:
             return
-        # One query for the table and its seats (asked again after every seat taken).
-        seats = await sync_to_async(
-            lambda: list(Seat.objects.filter(match_id=match_id).select_related("match", "registered_bot")))()
-        if not seats or seats[0].match.status != "open":
+        table = await sync_to_async(tables.full_table)(match_id)  # asked after every seat taken
+        if table is None:
             return
-        match = seats[0].match
-        if any(not s.occupied for s in seats):
-            return
-        spec = registry.get(match.game)
+        game, seats = table
+        spec = registry.get(game)
         # Seats of bots that connected (a game whose bots the server calls has none).
-        bot_seats = [s.pk for s in seats if s.kind == Seat.Kind.PROTOCOL and spec.listens]
+        bot_seats = [pk for pk, kind in seats if kind == Seat.Kind.PROTOCOL and spec.listens]
         if any(pk not in self.waiting for pk in bot_seats):
             return  # a bot seat taken through another arena process; not ours to start
         gone = [pk for pk in bot_seats if self.waiting[pk].gone]
@@ -430,7 +426,7 @@ class Arena:
         try:
             match = await sync_to_async(tables.try_start)(match_id)
             if match is not None:
-                self._start_runner(match, seats)
+                self._start_runner(match, match.started_seats)
         finally:
             self.starting.discard(match_id)
 

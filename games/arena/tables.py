@@ -6,13 +6,14 @@ UPDATE, so two claimants racing for one seat cannot both win, whichever process 
 """
 from __future__ import annotations
 
+import json
 import secrets
 from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -213,27 +214,131 @@ def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: i
     unverified one not at a table for verified bots only (copies of one bot may play each
     other, as registered HTTP bots always could); only at tables whose configuration has
     ``config``'s keys and values (e.g. a protocol's game variant) and, with ``match_id``, only
-    at that table."""
-    base = Seat.objects.filter(match__game=game, match__status=Match.Status.OPEN, kind=Seat.Kind.PROTOCOL,
-                               occupied=False)
-    if config:
-        base = base.filter(**{f"match__config__{key}": value for key, value in config.items()})
-    if match_id is not None:
-        base = base.filter(match_id=match_id)
-    order = ("match__auto", "match__created_at", "match_id", "index")
+    at that table.
+
+    Returns the seat taken (its ``pk``, ``index``, ``match_id`` and what was written; not
+    re-read) or None.  In plain SQL (:class:`_SeatSql`): every bot that connects costs this
+    call at least once, and Django's query building was most of it (about 1.3 ms of CPU a
+    call against 0.1 ms; ``benchmarks/blokus_tcp_games.py --setup-only``)."""
+    sql = _SeatSql.get()
     if bot_id is not None:
-        held = base.filter(registered_bot_id=bot_id, reserved=True).order_by(*order).values_list("pk", flat=True)[:20]
-        for pk in held:
-            if Seat.objects.filter(pk=pk, occupied=False).update(occupied=True, display_name=name):
-                return Seat.objects.select_related("match").get(pk=pk)
-    open_seats = base.filter(registered_bot__isnull=True)
-    if bot_id is None:
-        open_seats = open_seats.filter(match__verified_only=False)
-    for pk in open_seats.order_by(*order).values_list("pk", flat=True)[:20]:
-        if Seat.objects.filter(pk=pk, occupied=False, registered_bot__isnull=True).update(
-                occupied=True, display_name=name, registered_bot_id=bot_id):
-            return Seat.objects.select_related("match").get(pk=pk)
-    return None
+        seat = sql.claim(game, name, config, match_id, bot_id, held=True)
+        if seat is not None:
+            return seat
+    return sql.claim(game, name, config, match_id, bot_id, held=False)
+
+
+class _SeatSql:
+    """The hot statements of seating and starting, written once per database vendor (SQLite,
+    PostgreSQL) from the models' table and column names."""
+
+    _instance: "_SeatSql | None" = None
+
+    @classmethod
+    def get(cls) -> "_SeatSql":
+        if cls._instance is None or cls._instance.vendor != connection.vendor:
+            cls._instance = cls()
+        return cls._instance
+
+    def __init__(self):
+        self.vendor = connection.vendor
+        q = connection.ops.quote_name
+        self.seat, self.match = q(Seat._meta.db_table), q(Match._meta.db_table)
+        self.col = {f.name: q(f.column) for f in [*Seat._meta.concrete_fields]}
+        self.mcol = {f.name: q(f.column) for f in [*Match._meta.concrete_fields]}
+        self._claims: dict = {}
+
+    def _config_test(self) -> str:
+        """One key of a table's configuration equal to a value (params: key, value)."""
+        if self.vendor == "postgresql":
+            return f"(m.{self.mcol['config']} -> %s) = %s::jsonb"
+        return f"json_extract(m.{self.mcol['config']}, %s) = %s"
+
+    def _config_params(self, key: str, value) -> list:
+        if self.vendor == "postgresql":
+            return [key, json.dumps(value)]
+        return ['$."' + key.replace('"', '') + '"', value]
+
+    def claim(self, game: str, name: str, config: dict | None, match_id: int | None, bot_id: int | None,
+              held: bool) -> Seat | None:
+        """Candidates (at most 20, oldest first), then a conditional UPDATE of each until one
+        is taken (a racing claimant's seat is skipped)."""
+        c, m = self.col, self.mcol
+        keys = tuple(config or ())
+        shape = (keys, match_id is not None, held, bot_id is None)
+        select = self._claims.get(shape)
+        if select is None:
+            where = [f"m.{m['game']} = %s", f"m.{m['status']} = %s", f"s.{c['kind']} = %s", f"s.{c['occupied']} = %s"]
+            where += [self._config_test()] * len(keys)
+            if match_id is not None:
+                where.append(f"s.{c['match']} = %s")
+            if held:
+                where += [f"s.{c['registered_bot']} = %s", f"s.{c['reserved']} = %s"]
+            else:
+                where.append(f"s.{c['registered_bot']} IS NULL")
+                if bot_id is None:
+                    where.append(f"m.{m['verified_only']} = %s")
+            select = self._claims[shape] = (
+                f"SELECT s.{c['id']}, s.{c['index']}, s.{c['match']}, s.{c['reserved']} "
+                f"FROM {self.seat} s JOIN {self.match} m ON m.{m['id']} = s.{c['match']} "
+                f"WHERE {' AND '.join(where)} "
+                f"ORDER BY m.{m['auto']}, m.{m['created_at']}, s.{c['match']}, s.{c['index']} LIMIT 20")
+        params: list = [game, Match.Status.OPEN, Seat.Kind.PROTOCOL, False]
+        for key in keys:
+            params += self._config_params(key, config[key])
+        if match_id is not None:
+            params.append(match_id)
+        if held:
+            params += [bot_id, True]
+        elif bot_id is None:
+            params.append(False)
+        with connection.cursor() as cursor:
+            cursor.execute(select, params)
+            candidates = cursor.fetchall()
+            for pk, index, mid, reserved in candidates:
+                if held:
+                    cursor.execute(f"UPDATE {self.seat} SET {c['occupied']} = %s, {c['display_name']} = %s "
+                                   f"WHERE {c['id']} = %s AND {c['occupied']} = %s", [True, name, pk, False])
+                else:
+                    cursor.execute(f"UPDATE {self.seat} SET {c['occupied']} = %s, {c['display_name']} = %s, "
+                                   f"{c['registered_bot']} = %s WHERE {c['id']} = %s AND {c['occupied']} = %s "
+                                   f"AND {c['registered_bot']} IS NULL", [True, name, bot_id, pk, False])
+                if cursor.rowcount == 1:
+                    return Seat(id=pk, index=index, match_id=mid, kind=Seat.Kind.PROTOCOL, occupied=True,
+                                display_name=name, registered_bot_id=bot_id, reserved=bool(reserved))
+        return None
+
+    def full_table(self, match_id: int) -> tuple[str, list[tuple[int, str]]] | None:
+        """``(game, [(seat id, kind)])`` of ``match_id`` if it is an open table with every
+        seat taken, else None (one query)."""
+        c, m = self.col, self.mcol
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT m.{m['game']}, m.{m['status']}, s.{c['id']}, s.{c['kind']}, s.{c['occupied']} "
+                           f"FROM {self.seat} s JOIN {self.match} m ON m.{m['id']} = s.{c['match']} "
+                           f"WHERE s.{c['match']} = %s", [match_id])
+            rows = cursor.fetchall()
+        if not rows or rows[0][1] != Match.Status.OPEN or not all(occupied for *_, occupied in rows):
+            return None
+        return rows[0][0], [(pk, kind) for _, _, pk, kind, _ in rows]
+
+    def final_scores(self, match_id: int, scores: list) -> None:
+        """Each seat's final score, ``scores[index]``, in one statement."""
+        if not scores:
+            return
+        c = self.col
+        with connection.cursor() as cursor:
+            cursor.executemany(f"UPDATE {self.seat} SET {c['final_score']} = %s WHERE {c['match']} = %s "
+                               f"AND {c['index']} = %s", [(score, match_id, i) for i, score in enumerate(scores)])
+
+    def start(self, match_id: int, now) -> bool:
+        """Mark ``match_id`` running if it is open with every seat taken; whether this call did."""
+        c, m = self.col, self.mcol
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {self.match} SET {m['status']} = %s, {m['started_at']} = %s "
+                           f"WHERE {m['id']} = %s AND {m['status']} = %s AND NOT EXISTS (SELECT 1 FROM {self.seat} s "
+                           f"WHERE s.{c['match']} = %s AND s.{c['occupied']} = %s)",
+                           [Match.Status.RUNNING, now, match_id, Match.Status.OPEN, match_id, False])
+            return cursor.rowcount == 1
 
 
 def reserve_seats(match_id: int, names: list[str]) -> list[int]:
@@ -282,16 +387,20 @@ def rename_seat(seat_id: int, name: str) -> None:
         _tell_seats_apart(match, list(match.seats.all()))
 
 
+def full_table(match_id: int) -> tuple[str, list[tuple[int, str]]] | None:
+    """``(game, [(seat id, kind)])`` of ``match_id`` if it is an open table whose seats are
+    all taken, else None: the arena asks after every seat taken, so this is one plain query."""
+    return _SeatSql.get().full_table(match_id)
+
+
 def try_start(match_id: int) -> Match | None:
-    """Mark a full open table as running; returns it (with seats) if this call started it."""
-    match = Match.objects.filter(pk=match_id, status=Match.Status.OPEN).first()
-    if match is None or match.seats.filter(occupied=False).exists():
+    """Mark a full open table as running (one conditional UPDATE, so only one caller wins);
+    returns it if this call started it, its seats (with their registered bots) in
+    ``started_seats`` in seat order, with the names as the table shows them."""
+    if not _SeatSql.get().start(match_id, timezone.now()):
         return None
-    if not Match.objects.filter(pk=match_id, status=Match.Status.OPEN).update(
-            status=Match.Status.RUNNING, started_at=timezone.now()):
-        return None
-    match = Match.objects.get(pk=match_id)
-    seats = list(match.seats.all())
+    seats = list(Seat.objects.filter(match_id=match_id).select_related("match", "registered_bot"))
+    match = seats[0].match
     _tell_seats_apart(match, seats)
     match.started_seats = sorted(seats, key=lambda s: s.index)  # with the names as the table shows them
     return match
@@ -303,11 +412,10 @@ def finish(match_id: int, result: dict) -> None:
     with transaction.atomic():
         Match.objects.filter(pk=match_id).update(status=Match.Status.FINISHED, result=result,
                                                  finished_at=timezone.now())
-        for index, score in enumerate(result.get("scores", [])):
-            Seat.objects.filter(match_id=match_id, index=index).update(final_score=score)
-        match = Match.objects.filter(pk=match_id).first()
-        if match is not None:
-            ratings.rate_match(match, list(match.seats.all()))
+        _SeatSql.get().final_scores(match_id, result.get("scores", []))
+        seats = list(Seat.objects.filter(match_id=match_id).select_related("match"))
+        if seats:
+            ratings.rate_match(seats[0].match, seats)
 
 
 def abort(match_id: int, reason: str) -> None:
