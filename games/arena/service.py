@@ -373,7 +373,7 @@ class Arena:
             self.waiting.pop(seat_id, None)
             return
         if self.waiting.pop(seat_id, None) is not None:
-            match_id = await sync_to_async(lambda: Seat.objects.filter(pk=seat_id).values_list("match_id", flat=True).first())()
+            match_id = await sync_to_async(tables.match_of_seat)(seat_id)
             await sync_to_async(tables.free_bot_seat)(seat_id)
             if match_id:
                 await self.layer.group_send(table_group(match_id), {"type": "table.update"})
@@ -389,8 +389,7 @@ class Arena:
 
     async def match_of_seat(self, seat_id: int) -> int | None:
         """The match id of seat ``seat_id`` (None if there is no such seat)."""
-        return await sync_to_async(
-            lambda: Seat.objects.filter(pk=seat_id).values_list("match_id", flat=True).first())()
+        return await sync_to_async(tables.match_of_seat)(seat_id)
 
     async def bot_named(self, seat_id: int, name: str) -> None:
         """A bot sent its name: show it at the table."""

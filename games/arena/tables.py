@@ -393,17 +393,43 @@ def full_table(match_id: int) -> tuple[str, list[tuple[int, str]]] | None:
     return _SeatSql.get().full_table(match_id)
 
 
+def match_of_seat(seat_id: int) -> int | None:
+    """The match id of seat ``seat_id`` (None if there is no such seat), in one plain query:
+    a bot's transport asks it once a seat is taken, to name its room."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT match_id FROM {Seat._meta.db_table} WHERE id = %s", [seat_id])
+        row = cursor.fetchone()
+    return None if row is None else row[0]
+
+
 def try_start(match_id: int) -> Match | None:
     """Mark a full open table as running (one conditional UPDATE, so only one caller wins);
     returns it if this call started it, its seats (with their registered bots) in
     ``started_seats`` in seat order, with the names as the table shows them."""
     if not _SeatSql.get().start(match_id, timezone.now()):
         return None
-    seats = list(Seat.objects.filter(match_id=match_id).select_related("match", "registered_bot"))
-    match = seats[0].match
+    match, seats = _table(match_id, with_bots=True)  # (it exists: this call started it)
     _tell_seats_apart(match, seats)
-    match.started_seats = sorted(seats, key=lambda s: s.index)  # with the names as the table shows them
+    match.started_seats = seats  # with the names as the table shows them
     return match
+
+
+def _table(match_id: int, with_bots: bool = False) -> tuple[Match | None, list[Seat]]:
+    """A table (None if there is none) and its seats in seat order (each seat's ``match`` is that table; with
+    ``with_bots``, its ``registered_bot`` too), in two or three plain queries: at every start
+    and finish, ``select_related`` cost 0.7 ms of CPU against 0.2 (Django's query building)."""
+    match = next(iter(Match.objects.raw(f"SELECT * FROM {Match._meta.db_table} WHERE id = %s", [match_id])), None)
+    if match is None:
+        return None, []
+    seats = list(Seat.objects.raw(f"SELECT * FROM {Seat._meta.db_table} WHERE match_id = %s ORDER BY "
+                                  f"{connection.ops.quote_name('index')}", [match_id]))
+    bot_ids = [s.registered_bot_id for s in seats if s.registered_bot_id is not None]
+    bots = {b.pk: b for b in RegisteredBot.objects.filter(pk__in=bot_ids)} if with_bots and bot_ids else {}
+    for seat in seats:
+        seat.match = match
+        if with_bots and seat.registered_bot_id is not None:
+            seat.registered_bot = bots.get(seat.registered_bot_id)
+    return match, seats
 
 
 def finish(match_id: int, result: dict) -> None:
@@ -413,9 +439,9 @@ def finish(match_id: int, result: dict) -> None:
         Match.objects.filter(pk=match_id).update(status=Match.Status.FINISHED, result=result,
                                                  finished_at=timezone.now())
         _SeatSql.get().final_scores(match_id, result.get("scores", []))
-        seats = list(Seat.objects.filter(match_id=match_id).select_related("match"))
-        if seats:
-            ratings.rate_match(seats[0].match, seats)
+        match, seats = _table(match_id)
+        if match is not None:
+            ratings.rate_match(match, seats)
 
 
 def abort(match_id: int, reason: str) -> None:

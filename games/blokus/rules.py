@@ -282,6 +282,24 @@ def _board_rows(blue: int, yellow: int, red: int, green: int) -> tuple[str, ...]
                  for s in range(0, BOARD_SIZE * STRIDE, STRIDE))
 
 
+def _rows_changed(before: tuple[int, ...], rows: tuple[str, ...], own: tuple[int, ...]) -> tuple[str, ...]:
+    """The board rows of the colours' bitboards ``own``, from the ``rows`` of the bitboards
+    ``before``: the rows with a changed cell are written again (:func:`_row_text`)."""
+    changed = 0
+    for old, new in zip(before, own):
+        changed |= old ^ new
+    if not changed:
+        return rows
+    rows = list(rows)
+    blue, yellow, red, green = own
+    while changed:
+        y = ((changed & -changed).bit_length() - 1) // STRIDE
+        s = y * STRIDE
+        rows[y] = _row_text(blue >> s & ROW_BITS, yellow >> s & ROW_BITS, red >> s & ROW_BITS, green >> s & ROW_BITS)
+        changed &= ~(ROW_BITS << s)
+    return tuple(rows)
+
+
 @functools.lru_cache(maxsize=4096)
 def _shape_names(shapes: int) -> tuple[str, ...]:
     """The names of the shapes in the bit set ``shapes`` (bit i: SHAPES[i]), in SHAPES order."""
@@ -363,7 +381,7 @@ class BlokusState(State):
 
     __slots__ = ("num_seats", "variant", "rules", "turn", "start_piece", "valid_colors", "shapes_left",
                  "own", "occupied", "last_move", "last_cells", "last_move_mono", "causes", "reasons",
-                 "_moves_cache")
+                 "_moves_cache", "_rows_cache")
 
     def __init__(self, variant: str, start_piece: str):
         if variant not in VARIANT_RULES:
@@ -385,6 +403,7 @@ class BlokusState(State):
         self.causes = ["REGULAR", "REGULAR"]
         self.reasons = ["", ""]
         self._moves_cache: tuple | None = None   # (turn, placements) of the colour to move
+        self._rows_cache: tuple | None = None    # (own, rows): the board rows last asked for
 
     # --- derived ---------------------------------------------------------------------------------
     @property
@@ -652,8 +671,19 @@ class BlokusState(State):
                 "causes": list(self.causes), "reasons": list(self.reasons), "points": self.points()}
 
     def board_rows(self) -> list[str]:
-        """The board as 20 strings, ``rows[y][x]`` one of '.', 'B', 'Y', 'R', 'G'."""
-        return list(_board_rows(*self.own))
+        """The board as 20 strings, ``rows[y][x]`` one of '.', 'B', 'Y', 'R', 'G'.  Asked for
+        after every move (the memento): only the rows the board changed in since the last
+        time are written again (a move touches at most five)."""
+        own = tuple(self.own)
+        cached = getattr(self, "_rows_cache", None)  # (a state unpickled from before the cache)
+        if cached is None:
+            rows = _board_rows(*own)
+        elif cached[0] == own:
+            rows = cached[1]
+        else:
+            rows = _rows_changed(cached[0], cached[1], own)
+        self._rows_cache = (own, rows)
+        return list(rows)
 
     def public_observation(self) -> dict:
         """Everything (Blokus has no hidden information); see the contract in the brief."""
@@ -706,6 +736,7 @@ class BlokusState(State):
         other.causes = list(self.causes)
         other.reasons = list(self.reasons)
         other._moves_cache = self._moves_cache
+        other._rows_cache = self._rows_cache
         return other
 
     @classmethod

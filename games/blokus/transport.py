@@ -965,9 +965,10 @@ def _parse_room_id(text: str) -> int | None:
 def _room_of_seat(seat_id: int, count_players: bool) -> tuple[int, int | None]:
     """(match id, occupied seats or None unless ``count_players``) of the table a seat
     belongs to."""
+    from games.arena import tables
     from games.arena.models import Seat
 
-    match_id = Seat.objects.filter(pk=seat_id).values_list("match_id", flat=True).first()
+    match_id = tables.match_of_seat(seat_id)
     players = Seat.objects.filter(match_id=match_id, occupied=True).count() if count_players else None
     return match_id, players
 
