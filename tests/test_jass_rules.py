@@ -479,3 +479,23 @@ def test_deal_records_replay_on_the_dealt_hands(seed, choices):
 def test_new_state_is_deterministic_from_the_seed():
     assert rules.new_state(None, 42).full_observation() == rules.new_state(None, 42).full_observation()
     assert rules.new_state(None, 42).full_observation() != rules.new_state(None, 43).full_observation()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 42, 2**32 - 1, 2**63 + 5])
+def test_a_seed_deals_as_ever(seed):
+    """Replays deal again from the match's seed, so how a seed deals must never change: the
+    first dealer is ``Random(seed).randrange(4)``; each deal then shuffles the card numbers
+    0-35 with the same generator (``random.shuffle``) and gives nine each, North first."""
+    state = rules.new_state({"points_to_win": 100_000, "max_deals": 4}, seed)
+    reference = random.Random(seed)
+    assert state.dealer == reference.randrange(4)
+    moves = random.Random(seed + 1)
+    for _ in range(4):
+        deck = list(range(36))
+        reference.shuffle(deck)
+        assert state.dealt == tuple(sum(1 << c for c in deck[i:i + 9]) for i in (0, 9, 18, 27))
+        number = state.deal_number
+        while state.deal_number == number and not state.is_terminal():
+            (seat,) = state.to_act()
+            state.apply({seat: moves.choice(state.legal_actions(seat))})
+    assert state.is_terminal() and state.deal_number == 4

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from games.jass import rules
+from games.jass import bots, protocol, rules
 from games.jass.rules import CARD_NAMES
 
 CONFIGS = [
@@ -97,6 +97,27 @@ def test_a_view_handed_out_is_never_changed_by_later_moves(seed):
     assert len(kept) > 300
     for view, then in kept:
         assert view == then
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_built_in_bots_and_the_request_body_leave_a_view_as_it_is(seed):
+    """Views share their lists with one another, and in the play phase ``to_act`` and
+    ``hand_sizes`` with every match, so whoever reads one must not change it: the built-in
+    bots (given the view and the legal actions, as a built-in seat calls them) and the HTTP
+    bots' request body read the view of the seat on turn at every step of a match."""
+    state = rules.new_state(CONFIGS[seed % 3], seed)
+    for _ in random_steps(state, random.Random(seed)):
+        if state.is_terminal():
+            break
+        seat = state.player
+        view = state.observation(seat)
+        then = copy.deepcopy(view)
+        legal = state.legal_actions(seat)
+        for _, policy in bots.BUILTIN_BOTS.values():
+            assert policy(view, legal, random.Random(seed)) in legal
+        protocol.request_body(view)
+        protocol.request_kind(view)
+        assert view == then and view == state.observation(seat)
 
 
 def test_changing_a_view_does_not_change_the_next():

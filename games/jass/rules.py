@@ -259,6 +259,26 @@ _TRUMP_PHASE, _PLAY_PHASE, _OVER = 0, 1, 2
 _PHASE_NAMES = ("trump", "play", "over")
 
 
+def _hand_sizes(done: int, first: int, played: int) -> list[int]:
+    """The four hand sizes after ``done`` finished tricks and ``played`` cards of the current
+    trick, led by ``first``: every hand is dealt nine cards and gives one to each trick."""
+    sizes = [TRICKS_PER_DEAL - done] * 4
+    seat = first
+    for _ in range(played):
+        sizes[seat] -= 1
+        seat = NEXT[seat]
+    return sizes
+
+
+# Lists the play phase's views share (class docstring): ``to_act`` by player, and
+# ``hand_sizes`` by [finished tricks][first seat of the trick][cards played in it].
+_TO_ACT_LISTS = ([0], [1], [2], [3])
+_HAND_SIZES = tuple(
+    tuple(tuple(_hand_sizes(done, first, played) for played in range(4)) for first in range(4))
+    for done in range(TRICKS_PER_DEAL)
+)
+
+
 # What the scoreboard shows of each finished game: public once the game is over.
 _SCOREBOARD_KEYS = ("deal", "dealer", "declarer", "forehand", "trump", "points", "match", "complete")
 
@@ -282,8 +302,10 @@ class JassState(State):
     ``wire_done`` (the deal's finished tricks in wire form) and ``games`` (the scoreboard); a
     view copies its base and adds what a card changes.  Each call returns a new dict, but the
     lists and dicts inside may be shared with other views (and with happenings and deal
-    records): callers read them and never change them.  The state never changes a list or
-    dict once a view holds it: views hold copies of the lists it appends to (``wire_done``,
+    records; in the play phase ``to_act`` and ``hand_sizes`` are lists of the module, shared
+    by every match): callers read them and never change them (tests/test_jass_views.py checks
+    the built-in bots and the HTTP request body).  The state never changes a list or dict once
+    a view holds it: views hold copies of the lists it appends to (``wire_done``,
     ``trick_names``), and it replaces ``games``, ``last_deal`` and the points lists rather
     than changing them.  The legal mask is computed once per move (``legal_cache``).  These
     derived fields are not pickled; loading rebuilds them (:meth:`__setstate__`).
@@ -329,9 +351,11 @@ class JassState(State):
             preset = self.preset[self.deal_number]
             dealer, hands = preset["dealer"], [names_to_mask(h) for h in preset["hands"]]
         if hands is None:
-            deck = list(range(36))
+            # The cards' bits, shuffled as the card numbers 0-35 would be (the same draws, so a
+            # seed deals the same hands as ever: replays depend on it), then summed per hand.
+            deck = list(BIT)
             self.rng.shuffle(deck)
-            hands = [sum(map(BIT.__getitem__, deck[i:i + 9])) for i in (0, 9, 18, 27)]
+            hands = [sum(deck[0:9]), sum(deck[9:18]), sum(deck[18:27]), sum(deck[27:36])]
         self.deal_number += 1
         self.dealer = dealer
         self.forehand_player = NEXT[dealer]
@@ -621,7 +645,8 @@ class JassState(State):
         """A new view from the public base (``own`` 0) or the seat's (1), with what a card
         changes filled in: whose turn it is, the tricks in wire form (finished ones with
         ``points`` and ``win``, then in the play phase the current one, possibly
-        ``"cards": []``) and the hand sizes."""
+        ``"cards": []``) and the hand sizes (in the play phase from :data:`_HAND_SIZES`, which
+        counts the cards played: no bit counts, no new list)."""
         bases = self.bases
         if bases is None:
             bases = self.bases = self._bases()
@@ -629,13 +654,14 @@ class JassState(State):
         player = self.player
         view["current_player"] = player
         if self.phase == _PLAY_PHASE:
-            view["to_act"] = [player]
+            view["to_act"] = _TO_ACT_LISTS[player]
             view["tricks"] = self.wire_done + [{"cards": self.trick_names[:], "first": self.trick_first}]
+            view["hand_sizes"] = _HAND_SIZES[len(self.tricks)][self.trick_first][len(self.trick)]
         else:
             view["to_act"] = [] if self.phase == _OVER else [player]
             view["tricks"] = self.wire_done[:]
-        n, e, s, w = self.hands
-        view["hand_sizes"] = [n.bit_count(), e.bit_count(), s.bit_count(), w.bit_count()]
+            n, e, s, w = self.hands
+            view["hand_sizes"] = [n.bit_count(), e.bit_count(), s.bit_count(), w.bit_count()]
         return view
 
     def observation(self, seat: int) -> dict:
