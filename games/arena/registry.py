@@ -189,6 +189,11 @@ class GameSpec:
     #: :meth:`start_listener`; "http" (the server calls registered bot services):
     #: :meth:`http_bot_endpoint`, :meth:`http_bot_probe`; None: built-in bots only.
     bot_access: str | None = None
+    #: Whether the next request must not reach a bot in the same read as a round's news
+    #: (:class:`~games.arena.runner.MatchRunner` turns the loop in between): a line protocol
+    #: whose reference server's bots commonly parse one message per read (Liar's Dice).  An
+    #: XML stream or WebSocket frames need no such gap.
+    requests_read_apart: bool = False
     #: The lobby's line for bot authors (``{port}``, ``{host}``: the listener's address).
     protocol_note: str = ""
     #: How a connecting bot presents its key (games/arena/bot_keys.py), for the Bots page.

@@ -417,15 +417,17 @@ class MatchRunner:
         self.version += 1
         # After a step with happenings (a round over), bots got them a moment ago (notify);
         # on a table without people (whose views carry their requests, so must follow them)
-        # the views go out first, and the loop turns twice (its I/O is polled, and what it
+        # the views go out first, and in a game whose bots read one message at a time
+        # (``spec.requests_read_apart``) the loop turns twice (its I/O is polled, and what it
         # read is handed on) before the next request is written, so that the request does not
         # reach a bot in the same TCP read as the happening: bots that parse one message per
         # read are common in courses, and work on the reference server.
         views_first = ask is not None and bool(told.happenings) and not self.humans
         if views_first:
             await self._publish_views(*told)
-            for _ in range(LOOP_TURNS_AFTER_HAPPENINGS):
-                await asyncio.sleep(0)
+            if self.spec.requests_read_apart:
+                for _ in range(LOOP_TURNS_AFTER_HAPPENINGS):
+                    await asyncio.sleep(0)
         if ask is not None:
             ask()
         if not views_first:

@@ -94,6 +94,8 @@ class LiarsDiceSpec(GameSpec):
 
     # ---- Bot access
     bot_access = "tcp"
+    # Course bots read one line per recv(); the reference server's pace gives them that.
+    requests_read_apart = True
     key_note = 'Send it with your name, as the first line: {"name": "my-bot", "key": "arena-key-…"}.'
     protocol_note = ("Bots: connect over TCP to port {port}, one JSON object per line. A bot takes the oldest "
                      "open bot seat, or waits at an automatic table.")
