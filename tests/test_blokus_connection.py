@@ -165,3 +165,28 @@ def test_a_refusal_and_the_end_of_the_stream_go_out_in_one_write():
 
     (write,) = asyncio.run(scenario())
     assert b"<errorpacket" in write and b"authentication failed" in write and write.rstrip().endswith(b"</protocol>")
+
+
+def test_what_one_turn_writes_leaves_in_one_send_and_in_order():
+    """The memento of a move and the MoveRequest after it reach the player on turn in one
+    send (one system call); what was written before a close still goes out, before it."""
+    async def scenario():
+        conn, client = seated_client()
+        await asyncio.sleep(0)  # the stream's opening has gone out
+        state = new_state({"variant": "2021"}, seed=3)
+        state.apply({0: next(a for a in state.legal_actions(0) if a[0] == "set")})
+        before = len(conn.transport.writes)
+        client.notify(state, 0, [{"type": "move"}])
+        client.ask(state, 0, 2)
+        unsent = conn.transport.writes[before:]
+        await asyncio.sleep(0)
+        one_turn = conn.transport.writes[before:]
+        conn.write(b"<last/>")
+        conn.close()
+        return unsent, one_turn, conn.transport.writes[-1], conn.transport.closing
+
+    unsent, one_turn, last, closing = asyncio.run(scenario())
+    assert unsent == [], "nothing is sent before the turn ends"
+    (send,) = one_turn
+    assert send.index(b'class="memento"') < send.index(b"MoveRequest")
+    assert last == b"<last/>" and closing

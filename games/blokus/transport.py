@@ -260,6 +260,8 @@ class XmlConnection(BotConnection):
     (:attr:`XmlStream.message_begun`) must end within ``deadlines.message`` seconds.
     """
 
+    coalesce_writes = True  # a memento and the MoveRequest after it: one send
+
     def __init__(self, make_handler: Callable[["XmlConnection"], Any], limits: StreamLimits,
                  registry: set | None = None, deadlines: Deadlines = Deadlines()):
         super().__init__(make_handler, registry, deadlines)
