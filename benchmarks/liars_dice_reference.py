@@ -135,6 +135,20 @@ def deno_binary(path: str) -> str:
     raise SystemExit(f"--deno {path}: not the Deno binary (npm's is node_modules/deno/deno)")
 
 
+
+def reaped(server: subprocess.Popen):
+    """Wait for ``server`` to exit; its resource usage (``os.wait4``: CPU and peak RSS)."""
+    _, status, usage = os.wait4(server.pid, 0)
+    server.returncode = os.waitstatus_to_exitcode(status)
+    return usage
+
+
+def kill_unless_done(server: subprocess.Popen) -> None:
+    """Kill ``server`` if it has not exited (a failed match)."""
+    if server.returncode is None:
+        server.kill()
+        server.wait()
+
 class Bench:
     """The shim files (in a temporary directory) and one match per server on demand."""
 
@@ -204,12 +218,9 @@ class Bench:
             cpu0 = cpu_seconds(server.pid)
             answers = self.answers(bots, self.args.timeout)
             end = time.perf_counter()
-            _, status, usage = os.wait4(server.pid, 0)
-            server.returncode = os.waitstatus_to_exitcode(status)
+            usage = reaped(server)
         finally:
-            if server.returncode is None:
-                server.kill()
-                server.wait()
+            kill_unless_done(server)
         reader.join(5)
         return {"seconds": end - at["Game 1 begins"], "answers": answers,
                 "cpu": usage.ru_utime + usage.ru_stime - cpu0, "peak_kb": usage.ru_maxrss, "rss_kb": None}
@@ -225,12 +236,9 @@ class Bench:
             cpu0, start = cpu_seconds(server.pid), time.perf_counter()
             answers = self.answers(self.bots(port, pinned), self.args.timeout)
             end = time.perf_counter()
-            _, status, usage = os.wait4(server.pid, 0)
-            server.returncode = os.waitstatus_to_exitcode(status)
+            usage = reaped(server)
         finally:
-            if server.returncode is None:
-                server.kill()
-                server.wait()
+            kill_unless_done(server)
         return {"seconds": end - start, "answers": answers, "cpu": usage.ru_utime + usage.ru_stime - cpu0,
                 "peak_kb": usage.ru_maxrss, "rss_kb": None}
 

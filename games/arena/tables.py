@@ -1,8 +1,11 @@
 """Tables in the database: creating them, taking and freeing seats, recording the end.
 
-Synchronous Django ORM code shared by the web views (a person creates a table or joins a seat)
-and the arena (a bot takes a seat, a match starts or ends).  Seats are taken with a conditional
-UPDATE, so two claimants racing for one seat cannot both win, whichever process they are in.
+Synchronous database code shared by the web views (a person creates a table or joins a seat)
+and the arena (a bot takes a seat, a match starts or ends): Django's ORM, except on the paths
+every bot-vs-bot game takes (taking a bot seat, the table-full check, the start, the final
+scores), which are plain SQL written once per database vendor (:class:`_SeatSql`).  Seats are
+taken with a conditional UPDATE, so two claimants racing for one seat cannot both win,
+whichever process they are in.
 """
 from __future__ import annotations
 
