@@ -157,3 +157,14 @@ def test_board_rows_are_the_bitboards_read_cell_by_cell(variant):
     for game in range(6):
         for state in random_game(variant, 300 + game):
             assert state.board_rows() == reference_rows(state) == state.public_observation()["board"]
+
+
+@pytest.mark.parametrize("variant", ["2021", "2027"])
+def test_the_lean_memento_observation_writes_the_same_memento_as_the_full_one(variant):
+    """What the players get after every move (``Room.memento``) is made from
+    ``memento_observation``; it must write byte for byte what the full observation writes."""
+    for game in range(6):
+        names = NAMES[game % len(NAMES)]
+        for state in random_game(variant, 500 * game + 3):
+            assert (protocol.memento("9", state.memento_observation(), names)
+                    == protocol.memento("9", state.public_observation(), names)), (game, state.turn)

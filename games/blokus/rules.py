@@ -710,6 +710,26 @@ class BlokusState(State):
             "result": self.result() if terminal else None,
         }
 
+    def memento_observation(self) -> dict:
+        """What the protocol's memento writes (:func:`games.blokus.protocol.memento`), and only
+        that: the keys ``variant, turn, round, start_piece, start_team, shapes, valid_colors,
+        board, last_move, last_move_mono`` of :meth:`public_observation` with the same values,
+        sequences as tuples (shared with the state's caches: read, never change).  Made after
+        every move for the players; the full observation's points, result and last cells
+        were a third of the memento's cost."""
+        return {
+            "variant": self.variant,
+            "turn": self.turn,
+            "round": 1 + self.turn // 4,
+            "start_piece": self.start_piece,
+            "start_team": TEAMS[0],
+            "shapes": {name: _shape_names(self.shapes_left[c]) for c, name in enumerate(COLORS)},
+            "valid_colors": tuple(COLORS[c] for c in self.valid_colors),
+            "board": self.board_rows(),
+            "last_move": None if self.last_move is None else tuple(self.last_move),
+            "last_move_mono": self.last_move_mono,
+        }
+
     def observation(self, seat: int) -> dict:
         """Same as :meth:`public_observation` (no hidden information)."""
         return self.public_observation()

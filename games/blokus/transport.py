@@ -401,7 +401,7 @@ class Room:
         """The memento of ``state``, encoded once per turn for every player and observer."""
         key = (state.turn, state.is_terminal(), tuple(names))
         if key != self._memento_key:
-            self._memento = protocol.memento(self.room_id, state.public_observation(), names)
+            self._memento = protocol.memento(self.room_id, state.memento_observation(), names)
             self._memento_key = key
         return self._memento
 
