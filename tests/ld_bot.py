@@ -111,6 +111,12 @@ class LDBot:
         return [m for m in self.received if m.get("subject") == "round_over"]
 
     def close(self) -> None:
+        """Hang up.  The shutdown sends the FIN at once: a bare close while the reading thread
+        is blocked in ``recv`` sends nothing until that ``recv`` returns (Linux)."""
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         try:
             self.sock.close()
         except OSError:

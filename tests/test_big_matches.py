@@ -28,7 +28,7 @@ from games.arena.service import ABANDONED
 from games.jass import bots as jass_bots
 from games.jass import rules as jass_rules
 from games.liars_dice.bots import probability_bot
-from tests.ld_bot import LDBot
+from tests.ld_bot import LDBot, simple_move
 from tests.serverproc import wait_until
 
 
@@ -224,8 +224,21 @@ def test_a_tcp_match_both_bots_leave_is_aborted_as_abandoned(arena_factory):
     arena = arena_factory(env={"LIARS_DICE_AUTO_PLAYERS": "2", "LIARS_DICE_AUTO_DICE": "6",
                                "LIARS_DICE_AUTO_GAMES": "1000"})
 
-    bots = [LDBot(arena.liars_dice_port, name=f"bot{i}") for i in range(2)]
-    wait_until(lambda: all(len(b.requests()) >= 3 for b in bots), 10, "the match to start")
+    def three_moves_then_silence():
+        # The bots answer three requests, then say nothing: how many steps the match plays
+        # before the hang-ups is then the test's business, not the machine's speed (at full
+        # speed a few hundred fit in the time it takes to notice the start).
+        answered = []
+
+        def decide(msg):
+            if len(answered) < 3:
+                answered.append(msg)
+                return simple_move(msg)
+            return None
+        return decide
+
+    bots = [LDBot(arena.liars_dice_port, name=f"bot{i}", decide=three_moves_then_silence()) for i in range(2)]
+    wait_until(lambda: all(len(b.requests()) >= 4 for b in bots), 10, "the match to start")
     for b in bots:
         b.close()
 
