@@ -1,4 +1,4 @@
-"""Bots over WebSocket (DESIGN.md, layer 3): a Channels consumer as the transport.
+"""Bots over WebSocket (docs/architecture.md, "Processes"): a Channels consumer as the transport.
 
 Two halves that talk only through the channel layer, so that the consumer may run in a web
 process and the match in the arena process (the scaled deployment), or both in one (the
