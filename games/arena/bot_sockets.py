@@ -15,7 +15,7 @@ default server):
 
 A game offers its handler with :meth:`SocketGames.register` (``make_handler(connection)``,
 the handler having ``on_frame(text)`` and ``on_close()``); its port is the GameSpec's
-``bot_socket_port()`` (served by ``manage.py serve``, every path) and, on the main port,
+``bot_socket_address()`` (served by ``manage.py serve``, every path) and, on the main port,
 ``/ws/bots/<game>/``.
 """
 from __future__ import annotations
