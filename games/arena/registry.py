@@ -194,6 +194,10 @@ class GameSpec:
     #: whose reference server's bots commonly parse one message per read (Liar's Dice).  An
     #: XML stream or WebSocket frames need no such gap.
     requests_read_apart: bool = False
+    #: Whether the protocol tells players apart by name (Hanabi's ``target_player``, its
+    #: ``players`` list): a second player of a name already at the table is refused, a bot
+    #: as the original refuses it (``PLAYER_ALREADY_EXISTS``), a person on the web form.
+    unique_names: bool = False
     #: The lobby's line for bot authors (``{port}``, ``{host}``: the listener's address).
     protocol_note: str = ""
     #: How a connecting bot presents its key (games/arena/bot_keys.py), for the Bots page.

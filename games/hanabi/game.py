@@ -22,6 +22,7 @@ class HanabiSpec(GameSpec):
     config_fields = (ConfigField("players", "Players", rules.MIN_PLAYERS, rules.MAX_PLAYERS, 3),)
     builtin_bots = BUILTIN_BOTS
     cooperative = True  # the players score together: no rating, score statistics instead
+    unique_names = True  # the wire names players (hints' target_player): one name, one player
 
     new_state = staticmethod(rules.new_state)
     normalize_config = staticmethod(rules.normalize_config)
