@@ -308,6 +308,13 @@ class GameSpec:
         have a moment to read (``ROUND_PAUSE``).  By default any happening does."""
         return bool(happenings)
 
+    def moves_so_far(self, match) -> list[dict] | None:
+        """For the page of a running ``match``: its moves so far as public facts, so that the
+        page's move list survives a reload (derived from the event log); None (the default)
+        for a game whose page keeps no such list.  Never anything a seat or a spectator may
+        not know while the match runs."""
+        return None
+
 
 GAMES: dict[str, GameSpec] = {}
 
