@@ -16,15 +16,14 @@ from django.conf import settings
 from django.contrib.sessions.backends.db import SessionStore
 
 from games.arena import bot_sockets, registry, tables
-from games.arena.bot_sockets import BotSocketConsumer
-from games.arena.consumers import MatchConsumer
 from games.arena.runner import MatchRunner
 from games.arena.seats import BuiltinSeat, HumanSeat
 from games.arena.service import Arena
 from games.hanabi.transport import start_sockets
 from tests.hanabi_client import HanabiClient
-from webapp.asgi import application
+from tests.page_recorder import BEFORE, OVER, SPECTATOR, Recorder, person_or_spectator
 from tests.test_hidden_information import Capture, NullWriter, fast_people  # noqa: F401  (fixture)
+from webapp.asgi import application
 
 MATCHES = 8
 
@@ -104,9 +103,6 @@ async def test_hanabi_no_view_shows_a_face_its_holder_does_not_know(seed):
 # may know then: its own cards' faces only as far as hints told it (a spectator: no hand's
 # faces beyond what its holder knows), no face of the deck, and nothing before the deal.
 
-SPECTATOR = "spectator"
-
-
 def card_leaks(message, hidden: dict | None) -> list[str]:
     """Where ``message`` (any JSON value) shows a face in ``hidden`` (card id -> (colour
     hidden, number hidden)); ``hidden`` None: before the deal, when no card may appear."""
@@ -151,87 +147,11 @@ def hidden_from(state, seat: int | None) -> dict:
     return hidden
 
 
-class Recorder:
-    """Wraps the two consumers' ``send``: each frame with its recipient and the state then."""
-
-    def __init__(self, arena):
-        self.arena = arena
-        self.match_id: int | None = None
-        self.runner = None
-        self.frames: list[tuple[tuple, dict, object]] = []  # (recipient, message, state or marker)
-
-    def moment(self):
-        runner = self.arena.runners.get(self.match_id)
-        if runner is not None:
-            self.runner = runner
-            return runner.state.clone()
-        return "over" if self.runner is not None else "before"
-
-    def install(self, monkeypatch, people: dict[str, int]) -> None:
-        recorder = self
-        match_send, bot_send = MatchConsumer.send, BotSocketConsumer.send
-
-        async def page_send(consumer, text_data=None, bytes_data=None, close=False):
-            if text_data is not None and not consumer.closing:
-                session = consumer.scope.get("session")
-                key = session.session_key if session is not None else None
-                who = ("seat", people[key]) if key in people else (SPECTATOR, id(consumer))
-                recorder.frames.append((who, json.loads(text_data), recorder.moment()))
-            return await match_send(consumer, text_data, bytes_data, close)
-
-        async def wire_send(consumer, text_data=None, bytes_data=None, close=False):
-            if text_data is not None:
-                recorder.frames.append((("bot", consumer.scope["client"][0]), json.loads(text_data), recorder.moment()))
-            return await bot_send(consumer, text_data, bytes_data, close)
-
-        monkeypatch.setattr(MatchConsumer, "send", page_send)
-        monkeypatch.setattr(BotSocketConsumer, "send", wire_send)
-
-
-async def browser(match_id: int, session_key: str | None):
-    headers = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
-    if session_key:
-        headers.append((b"cookie", f"{settings.SESSION_COOKIE_NAME}={session_key}".encode()))
-    comm = WebsocketCommunicator(application, f"/ws/matches/{match_id}/", headers=headers)
-    assert (await comm.connect())[0]
-    return comm
-
-
-async def drive_page(comm, rng: random.Random, runner_of, seat: int | None, hostile: bool = False,
-                     until_reload: int | None = None) -> int:
-    """Read a page's messages until the match is over (or ``until_reload`` views: then return,
-    the page reloads), acknowledging views as a browser does; a person answers its requests
-    (a random legal move, a garbage one now and then, sometimes nothing), everyone asks for
-    resyncs now and then, a hostile spectator with a seat in them.  Returns the views read."""
-    views = 0
-    while True:
-        try:
-            msg = await comm.receive_json_from(30)
-        except asyncio.TimeoutError:
-            raise AssertionError(f"page of seat {seat} heard nothing for 30 s")
-        kind = msg["type"]
-        if kind in ("match.over", "match.final"):
-            return views
-        if kind != "match.view":
-            continue
-        views += 1
-        await comm.send_json_to({"type": "ack", "version": msg["version"]})
-        roll = rng.random()
-        if roll < 0.1:
-            await comm.send_json_to({"type": "resync", "audience": 0, "seat": 0} if hostile else {"type": "resync"})
-        request = msg.get("request")
-        if seat is not None and request and not msg["view"]["terminal"]:
-            state = runner_of().state
-            if state.on_turn == seat:
-                if roll < 0.05:
-                    await comm.send_json_to({"type": "act", "version": request["version"], "action": ["play", 999]})
-                elif roll < 0.95:  # mostly hints and discards: a long game
-                    legal = state.legal_actions(seat)
-                    safe = [a for a in legal if a[0] != "play"] if rng.random() < 0.9 else legal
-                    await comm.send_json_to({"type": "act", "version": request["version"],
-                                             "action": rng.choice(safe or legal)})
-        if until_reload is not None and views >= until_reload:
-            return views
+def cautious(state, seat: int, rng: random.Random):
+    """A person's move: mostly hints and discards (a long game), a play now and then."""
+    legal = state.legal_actions(seat)
+    safe = [a for a in legal if a[0] != "play"]
+    return rng.choice(safe if safe and rng.random() < 0.9 else legal)
 
 
 async def drive_bot(comm, name: str, rng: random.Random) -> None:
@@ -267,7 +187,6 @@ async def test_every_message_to_every_recipient_shows_only_what_it_may_know_then
     monkeypatch.setitem(settings.ARENA, "HUMAN_DEADLINE", 1.0)
     monkeypatch.setitem(settings.ARENA, "BUILTIN_DELAY", 0.0)
     monkeypatch.setitem(settings.ARENA, "HANABI_BOT_DEADLINE", 5.0)
-    rng = random.Random(seed)
 
     def guest(nickname):
         store = SessionStore()
@@ -279,7 +198,7 @@ async def test_every_message_to_every_recipient_shows_only_what_it_may_know_then
     arena = Arena(listen=False)
     await arena.start()
     start_sockets(arena)
-    recorder = Recorder(arena)
+    recorder = Recorder(arena, lambda state: state.clone())
     recorder.install(monkeypatch, {ann: 0, bea: 3})
     comms = []
     try:
@@ -295,27 +214,16 @@ async def test_every_message_to_every_recipient_shows_only_what_it_may_know_then
             assert (await comm.connect())[0]
             comms.append(comm)
             bots.append(asyncio.ensure_future(drive_bot(comm, name, random.Random(seed * 10 + i))))
-            while recorder.runner is None and i == 1:
-                recorder.moment()
-                await asyncio.sleep(0.01)
+        while recorder.runner is None:
+            recorder.moment()
+            await asyncio.sleep(0.01)
         runner_of = lambda: recorder.runner  # noqa: E731
-
-        async def page(key, seat, hostile, page_seed, reload_after=None):
-            comm = await browser(match.pk, key)
-            comms.append(comm)
-            if reload_after:  # the page is reloaded mid-game: a new connection and its resync
-                await drive_page(comm, random.Random(page_seed), runner_of, seat, hostile, until_reload=reload_after)
-                await comm.disconnect()
-                comm = await browser(match.pk, key)
-                comms.append(comm)
-            await drive_page(comm, random.Random(page_seed + 1), runner_of, seat, hostile)
-            comm = await browser(match.pk, key)  # the page reloads once the match is over
-            comms.append(comm)
-            assert (await comm.receive_json_from(30))["type"] == "match.final"
-
         await asyncio.wait_for(asyncio.gather(
-            *bots, page(ann, 0, False, seed, reload_after=5), page(bea, 3, False, seed + 10),
-            page(None, None, False, seed + 20), page(None, None, True, seed + 30)), 180)
+            *bots,
+            person_or_spectator(match.pk, ann, 0, seed, runner_of, cautious, comms, reload_after=5),
+            person_or_spectator(match.pk, bea, 3, seed + 10, runner_of, cautious, comms),
+            person_or_spectator(match.pk, None, None, seed + 20, runner_of, cautious, comms),
+            person_or_spectator(match.pk, None, None, seed + 30, runner_of, cautious, comms, hostile=True)), 180)
     finally:
         for comm in comms:
             try:
@@ -329,18 +237,17 @@ async def test_every_message_to_every_recipient_shows_only_what_it_may_know_then
     assert runner.state.is_terminal()
     seat_of_bot = {"192.0.2.1": 1, "192.0.2.2": 4}  # the oldest open bot seat first
     assert [runner.endpoints[s].display_name for s in (1, 4)] == ["wire-1", "wire-2"]
-    kinds: dict[str, set] = {"bot": set(), "seat": set(), SPECTATOR: set()}
     for who, message, moment in recorder.frames:
-        kinds[who[0]].add(message.get("msg_type") or message.get("type"))
-        if moment == "over" or (moment != "before" and moment.is_terminal()):
+        if moment == OVER or (moment != BEFORE and moment.is_terminal()):
             continue  # a finished game shows everything
         seat = seat_of_bot[who[1]] if who[0] == "bot" else (who[1] if who[0] == "seat" else None)
-        hidden = None if moment == "before" else hidden_from(moment, seat)
+        hidden = None if moment == BEFORE else hidden_from(moment, seat)
         assert not card_leaks(message, hidden), (who, message.get("msg_type") or message.get("type"),
                                                 card_leaks(message, hidden))
         if who[0] == SPECTATOR and message.get("type") == "match.view":
             assert message["audience"] == "public" and "request" not in message
+    kinds = recorder.kinds()
     assert kinds["bot"] >= {"CONNECTION_RESPONSE", "GAME_START_RESPONSE", "HINT_COLOR_RESPONSE", "HINT_NUMBER_RESPONSE",
                             "DISCARD_CARD_RESPONSE", "PLAY_CARD_RESPONSE", "GAME_OVER_RESPONSE", "ERROR_RESPONSE"}, kinds
     assert kinds["seat"] >= {"match.view", "match.error", "match.over", "match.final"}, kinds
-    assert kinds[SPECTATOR] >= {"match.view", "match.over", "match.final"}, kinds
+    assert kinds[SPECTATOR] >= {"match.view", "match.error", "match.over", "match.final"}, kinds
