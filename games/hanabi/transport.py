@@ -414,5 +414,7 @@ def start_sockets(arena):
     class Closer:
         def close(self) -> None:
             arena.sockets.unregister(GAME)
+            for table in list(lobby.tables):  # no full table starts while the arena stops
+                lobby._drop(table)
 
     return Closer()
