@@ -117,6 +117,9 @@ async def test_a_person_cannot_sit_at_a_hanabi_table_under_a_name_already_there(
     assert error == ("A player named ann already sits at this table, and Hanabi tells its players apart by "
                      "name: choose another nickname.")
     assert await sync_to_async(tables.join_seat)(match.pk, 1, tables.Sitter(name="bea", session_key="b" * 32)) is None
+    with pytest.raises(ValueError, match="named Convention bot too"):
+        await sync_to_async(tables.create_table)("hanabi", {"players": 2}, ["me", "builtin:convention"],
+                                                 tables.Sitter(name="Convention bot", session_key="c" * 32))
     ld = await sync_to_async(tables.create_table)("liars_dice", {"players": 2, "dice": 2, "games": 1},
                                                   ["me", "open_human"], sitter)
     assert await sync_to_async(tables.join_seat)(ld.pk, 1, other) is None

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from games.arena import registry, tables
-from games.arena.models import Event
+from games.arena.models import Event, Match
 from games.arena.views import play_bot_line
 from games.hanabi import rules
 
@@ -47,3 +47,12 @@ def test_a_running_matchs_page_carries_its_moves_so_far_in_play_order_and_nothin
     shown = {c["id"] for m in moves for c in [m["happening"].get("card")] if c}
     in_hands_or_deck = {cid for hand in state.hands for cid in hand} | set(state.deck)
     assert not shown & in_hands_or_deck, "no face of a card still held or in the deck"
+
+
+@pytest.mark.django_db
+def test_play_a_bot_now_under_the_bots_own_name_is_refused_with_a_message():
+    client = Client()
+    response = client.post("/play/hanabi/", {"nickname": "Convention bot"}, follow=True)
+    assert response.status_code == 200
+    assert "tells its players apart by name: choose another nickname" in response.content.decode()
+    assert not Match.objects.filter(game="hanabi").exists()

@@ -120,6 +120,10 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
                                   display_name=bot.name))
         else:
             raise ValueError(f"Unknown seat choice {choice!r}")
+    if spec.unique_names and ME in seat_choices and any(
+            s.display_name == sitter.name for s in seats if s.kind != Seat.Kind.HUMAN):
+        raise ValueError(f"A player at this table is named {sitter.name} too, and {spec.title} tells its players "
+                         "apart by name: choose another nickname.")
     with transaction.atomic():
         match = Match.objects.create(game=game, config=config, seed=secrets.randbits(62), auto=auto,
                                      omniscient=omniscient and not auto, creator_key=creator_key[:64],

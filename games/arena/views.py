@@ -208,7 +208,11 @@ def play_bot(request, game: str):
     if refused:
         messages.error(request, refused)
         return redirect(f"{reverse('lobby')}#game-{spec.slug}")
-    match = tables.create_bot_table(spec.slug, sitter, creator_key=creator)
+    try:
+        match = tables.create_bot_table(spec.slug, sitter, creator_key=creator)
+    except ValueError as exc:  # e.g. a nickname that is the bot's name, where names must differ
+        messages.error(request, str(exc))
+        return redirect(f"{reverse('lobby')}#game-{spec.slug}")
     _announce(match.pk)
     return redirect("match", match.pk)
 
