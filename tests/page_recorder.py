@@ -86,10 +86,10 @@ async def drive_page(comm, rng: random.Random, runner_of, seat: int | None, choo
                      hostile: bool = False, until_reload: int | None = None) -> None:
     """Read a page's messages until ``match.over`` (or, with ``until_reload``, that many
     views), acknowledging views as a browser does.  A seated person answers its requests with
-    ``choose(state, seat, rng)`` (a garbage move now and then, sometimes nothing); every page
+    ``choose(state, seat, rng)`` (a refused move before its first answer, sometimes nothing); every page
     asks for a resync now and then; a ``hostile`` one, every fifth view, a resync and a move
     naming seat 0."""
-    views = 0
+    views, garbled = 0, False
     while True:
         try:
             msg = await comm.receive_json_from(30)
@@ -110,9 +110,10 @@ async def drive_page(comm, rng: random.Random, runner_of, seat: int | None, choo
         request = msg.get("request")
         state = runner_of().state
         if seat is not None and request and not msg["view"]["terminal"] and seat in state.to_act():
-            if roll < 0.05:
+            if not garbled:  # a refused move first, once (its match.error is checked too)
+                garbled = True
                 await comm.send_json_to({"type": "act", "version": request["version"], "action": ["no such move"]})
-            elif roll < 0.95:
+            if roll < 0.95:
                 await comm.send_json_to({"type": "act", "version": request["version"],
                                          "action": choose(state, seat, rng)})
         if until_reload is not None and views >= until_reload:

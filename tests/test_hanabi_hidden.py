@@ -155,11 +155,13 @@ def cautious(state, seat: int, rng: random.Random):
 
 
 async def drive_bot(comm, name: str, rng: random.Random) -> None:
-    """A bot written from the seed (tests/hanabi_client.py's moves) that now and then sends
-    a refused request first (a card not in its hand, a hint to nobody, a turn not its own)."""
+    """A bot written from the seed (tests/hanabi_client.py's moves) that sends a refused
+    request before its move on its first turn and now and then later (a card not in its
+    hand, a hint to nobody, a start request), and sometimes a move when not on turn."""
     me = HanabiClient.__new__(HanabiClient)
     me.my_name = name
     await comm.send_to(text_data=json.dumps({"msg_type": "CONNECTION_REQUEST", "name": name}))
+    refused_yet = False
     while True:
         msg = json.loads(await comm.receive_from(30))
         if msg["msg_type"] == "GAME_OVER_RESPONSE":
@@ -171,7 +173,8 @@ async def drive_bot(comm, name: str, rng: random.Random) -> None:
             if rng.random() < 0.05:
                 await comm.send_to(text_data=json.dumps({"msg_type": "DISCARD_CARD_REQUEST", "discarded_card_id": 1}))
             continue
-        if rng.random() < 0.2:
+        if refused_yet is False or rng.random() < 0.2:  # always on its first turn
+            refused_yet = True
             await comm.send_to(text_data=json.dumps(rng.choice([
                 {"msg_type": "PLAY_CARD_REQUEST", "played_card_id": rng.randint(1, 50)},
                 {"msg_type": "HINT_COLOR_REQUEST", "target_player": "nobody", "color": "RED"},
