@@ -126,3 +126,41 @@ def test_a_person_plays_a_whole_game_with_a_builtin_and_a_websocket_bot_while_a_
     page.screenshot(path="/tmp/hanabi-phone-final.png", full_page=True)
     assert not page.errors and not watcher.errors, page.errors + watcher.errors
     bot.close()
+
+
+def move_list(page) -> list[tuple[int, str]]:
+    """The move list as shown: (number, line), top to bottom."""
+    return [(int(n), t) for n, t in page.locator("[data-testid=moves] li").evaluate_all(
+        "els => els.map(e => [e.value, e.textContent])")]
+
+
+def test_the_move_list_is_numbered_in_play_order_and_survives_a_reload(arena_factory, browser):  # noqa: F811
+    arena = arena_factory(env={"ARENA_HUMAN_DEADLINE": "60", "ARENA_BUILTIN_DELAY": "0.05"})
+    page = new_page(browser, viewport=DESKTOP)
+    page.goto(arena.url + "/tables/new/hanabi/")
+    page.get_by_label("Your nickname").fill(PERSON)
+    page.get_by_label("Players").fill("3")
+    page.get_by_label("Player 1").select_option("me")
+    page.get_by_label("Player 2").select_option("builtin:convention")
+    page.get_by_label("Player 3").select_option("builtin:convention")
+    page.get_by_role("button", name="Create table").click()
+    for turn in range(3):  # discard three times; the bots move in between
+        wait_until(lambda: page.locator("[data-testid=status]").text_content().startswith("Your turn"), 30,
+                   "the person's turn")
+        logged = moves_logged(page)
+        page.locator(".hcard.mine").first.click()
+        page.get_by_role("button", name="Discard").click()
+        wait_until(lambda: moves_logged(page) > logged, 20, "the discard went through")
+    wait_until(lambda: page.locator("[data-testid=status]").text_content().startswith("Your turn"), 30,
+               "the person's turn")
+    before = move_list(page)
+    last = page.locator("[data-testid=last-action]").text_content()
+    moves = int(re.search(r"move (\d+)", last).group(1))
+    assert moves == 9, "three rounds of three players"
+    assert [n for n, _ in before] == list(range(1, moves)), "every earlier move, numbered in play order"
+    assert before[0][1].startswith("You discarded") and before[3][1].startswith("You discarded")
+    page.reload()
+    page.locator(".hseats").wait_for()
+    assert move_list(page) == before, "the list is the same after a reload"
+    assert page.locator("[data-testid=last-action]").text_content() == last
+    assert not page.errors, page.errors

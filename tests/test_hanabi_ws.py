@@ -40,10 +40,12 @@ def own_cards_hidden(client: HanabiClient) -> None:
 
 
 def run_game(port: int, players: int, path: str = "") -> list[HanabiClient]:
+    """A game of ``players`` bots written from the seed: they join in order and the last to
+    join (the original's ``next_player``) sends GAME_START_REQUEST once it sees them all."""
     names = [f"bot-{players}-{i}" for i in range(players)]
     clients = []
     for i, name in enumerate(names):
-        clients.append(HanabiClient(port, name, path=path, start_when=players if i == players - 1 and players < 5 else None))
+        clients.append(HanabiClient(port, name, path=path, start_when=players if i == players - 1 else None))
         clients[-1].wait_for("CONNECTION_RESPONSE")  # joined, in this order
     for client in clients:
         client.wait_for("GAME_OVER_RESPONSE", timeout=60)
@@ -54,9 +56,10 @@ def run_game(port: int, players: int, path: str = "") -> list[HanabiClient]:
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
 def test_a_whole_game_between_bots_written_for_the_original(hanabi, players):
     """The joiners get CONNECTION_RESPONSEs in join order (the joiner last; none before their
-    own), the last to join starts (at 5 the table starts by itself) and moves first, every
-    action's response reaches everyone, the game ends with GAME_OVER_RESPONSE and close 1000,
-    and no bot ever sees a face of its own unknown cards or of the deck."""
+    own), the last to join starts (at five too: the full table waits for its request) and
+    moves first, every action's response reaches everyone, the game ends with
+    GAME_OVER_RESPONSE and close 1000, no bot ever gets an ERROR_RESPONSE, and no bot ever
+    sees a face of its own unknown cards or of the deck."""
     clients = run_game(hanabi.hanabi_port, players)
     first = clients[0].of_type("CONNECTION_RESPONSE")
     assert [m["names"] for m in first] == [[c.name for c in clients[:k]] for k in range(1, players + 1)]
@@ -128,8 +131,10 @@ def test_errors_go_to_the_offender_only_with_the_originals_explanations(hanabi):
     done = ask({"msg_type": "DISCARD_CARD_REQUEST", "discarded_card_id": mine[0]})
     assert done["msg_type"] == "DISCARD_CARD_RESPONSE" and done["discarding_player"] == "ben"
     assert done["drawn_card"]["color"] is None, "the drawer does not see the card it drew"
+    # Not on turn, but a start request for a game under way hears "already started" (the
+    # original would check the turn first): a bot must not take it for a turn error.
     assert ask({"msg_type": "GAME_START_REQUEST"})["explanation"] == \
-        "Tried to send a request when it was someone else's turn."
+        "The game cannot be started because it's started already."
     wait_until(lambda: len(a.of_type("DISCARD_CARD_RESPONSE")) == 1, 10, "ann heard the discard")
     seen_by_ann = a.of_type("DISCARD_CARD_RESPONSE")[0]
     assert seen_by_ann["drawn_card"]["color"] is not None, "the others see the drawn card"
@@ -194,3 +199,81 @@ def _drain(ws) -> bool:
     except Exception:
         pass
     return ws.close_code is not None
+
+
+def test_a_full_table_waits_for_a_start_request_then_starts_by_itself_and_a_late_request_hears_already_started(
+        arena_factory):
+    """Five bots that never ask to start: the full table starts by itself after
+    ``HANABI_FULL_TABLE_WAIT``; a sixth bot meanwhile gathers at a new table; a start request
+    once the game runs gets the original's "already started", from a bot on turn or not."""
+    server = arena_factory(env={**ENV, "HANABI_FULL_TABLE_WAIT": "1"})
+    port = server.hanabi_port
+    five = []
+    for i in range(5):
+        five.append(HanabiClient(port, f"waiting-{i}", play=False))
+        five[-1].wait_for("CONNECTION_RESPONSE")
+    sixth = HanabiClient(port, "sixth", play=False)
+    assert sixth.wait_for("CONNECTION_RESPONSE")[0]["names"] == ["sixth"], "a full table takes nobody more"
+    start = five[0].wait_for("GAME_START_RESPONSE", timeout=30)[0]["game_state"]
+    assert start["next_player"] == "waiting-4" and len(start["players"]) == 5
+    for client in five:
+        client.wait_for("GAME_START_RESPONSE")
+        client.send({"msg_type": "GAME_START_REQUEST"})
+    for client in five:
+        errors = client.wait_for("ERROR_RESPONSE")
+        assert [e["explanation"] for e in errors] == ["The game cannot be started because it's started already."]
+    assert not sixth.of_type("GAME_START_RESPONSE")
+    for client in [*five, sixth]:
+        client.close()
+
+
+def test_every_bot_of_a_full_table_may_ask_to_start_and_one_game_starts(hanabi):
+    """Bots that each send GAME_START_REQUEST once they see five names: one game starts, each
+    bot gets one GAME_START_RESPONSE, and no bot gets a turn error for its request."""
+    port = hanabi.hanabi_port
+    clients = []
+    for i in range(5):
+        clients.append(HanabiClient(port, f"eager-{i}", start_when=5, play=False))
+        clients[-1].wait_for("CONNECTION_RESPONSE")
+    for client in clients:
+        client.wait_for("GAME_START_RESPONSE")
+    late = HanabiClient(port, "late-eager", play=False)
+    assert late.wait_for("CONNECTION_RESPONSE")[0]["names"] == ["late-eager"]
+    for client in clients:
+        assert len(client.of_type("GAME_START_RESPONSE")) == 1
+        assert {e["explanation"] for e in client.of_type("ERROR_RESPONSE")} <= \
+            {"The game cannot be started because it's started already."}
+    for client in [*clients, late]:
+        client.close()
+
+
+def test_the_bot_that_fills_a_web_table_hears_its_connection_response_first_and_names_are_unique(hanabi):
+    """A web table of two open bot seats around a built-in bot.  A second bot under a name
+    already at the table is refused with PLAYER_ALREADY_EXISTS (as the original and the
+    automatic table refuse it) and may connect again under another; the bot that takes the
+    last seat gets its CONNECTION_RESPONSE first, naming every player at the table and
+    itself last, then the game; its start request is answered by that GAME_START_RESPONSE
+    (no error), and the game plays to its end."""
+    hanabi.shell("from games.arena import tables\n"
+                 "tables.create_table('hanabi', {'players': 3}, ['open_bot', 'builtin:convention', 'open_bot'], None)\n")
+    port = hanabi.hanabi_port
+    first = HanabiClient(port, "web-a")
+    assert first.wait_for("CONNECTION_RESPONSE")[0]["names"] == ["Convention bot", "web-a"]
+    for taken in ("web-a", "Convention bot"):
+        twin = HanabiClient(port, taken, play=False)
+        assert twin.wait_for("ERROR_RESPONSE")[0]["explanation"] == "A Player with the chosen name already exists."
+        twin.close()
+    last = connect(f"ws://127.0.0.1:{port}", open_timeout=10, legacy=True)
+    last.send(json.dumps({"msg_type": "CONNECTION_REQUEST", "name": "web-a"}))
+    assert json.loads(last.recv(timeout=10))["explanation"] == "A Player with the chosen name already exists."
+    last.send(json.dumps({"msg_type": "CONNECTION_REQUEST", "name": "web-b"}))
+    last.send(json.dumps({"msg_type": "GAME_START_REQUEST"}))  # as the original's last joiner does
+    frames = [json.loads(last.recv(timeout=10)) for _ in range(2)]
+    assert frames[0] == {"msg_type": "CONNECTION_RESPONSE", "names": ["web-a", "Convention bot", "web-b"]}
+    assert frames[1]["msg_type"] == "GAME_START_RESPONSE"
+    assert [p["name"] for p in frames[1]["game_state"]["players"]] == ["Convention bot", "web-b", "web-a"]
+    assert first.wait_for("CONNECTION_RESPONSE", count=2)[1]["names"] == ["web-a", "Convention bot", "web-b"]
+    last.close()  # it leaves: its cards are discarded for it, the others play on
+    first.wait_for("GAME_OVER_RESPONSE", timeout=120)
+    assert not first.of_type("ERROR_RESPONSE")
+    first.close()

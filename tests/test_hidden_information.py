@@ -426,3 +426,70 @@ def test_a_tcp_bot_watching_its_own_automatic_match_never_sees_the_dice_in_play(
     assert sorted(s["name"] for s in match["seats"]) == ["cheater", "honest"]
     assert cheater.answers >= 6 and cheater.spectator.view is not None, "it watched the match"
     assert cheater.peeks == 0, f"knew the dice in play before {cheater.peeks} of {cheater.answers} answers"
+
+
+# --- every page message, at the moment it is sent --------------------------------------------
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("game, config, seats, secrets, leaks", [
+    ("liars_dice", {"players": 4, "dice": 2, "games": 2}, ["me", "builtin:probability", "open_human", "builtin:random"],
+     ld_secrets, ld_leaks),
+    ("jass", {"max_deals": 1}, ["me", "builtin:rules", "open_human", "builtin:random"], jass_secrets, jass_leaks),
+])
+async def test_every_page_message_shows_only_what_its_recipient_may_know_then(game, config, seats, secrets, leaks,
+                                                                               monkeypatch):
+    """Two people (one reloads mid-match), built-in bots and two spectators (one asks for
+    seat 0 in its resyncs and moves): every frame each page gets (views, resync answers,
+    errors, table updates, the end) is recorded where the consumer sends it, with the hands
+    held at that moment, and must show no other seat's current secret.  (Blokus has no hidden
+    information; Hanabi's own test is tests/test_hanabi_hidden.py.)"""
+    from django.contrib.sessions.backends.db import SessionStore
+
+    from tests.page_recorder import OVER, SPECTATOR, Recorder, person_or_spectator, random_legal
+
+    channel_layers.backends = {}
+    for key, value in {"HUMAN_DEADLINE": 1.0, "HUMAN_CHALLENGE_WINDOW": 0.3, "ROUND_PAUSE": 0.0,
+                       "BUILTIN_DELAY": 0.0}.items():
+        monkeypatch.setitem(settings.ARENA, key, value)
+
+    def guest(nickname):
+        store = SessionStore()
+        store["nickname"] = nickname
+        store.create()
+        return store.session_key
+
+    ann, bea = await sync_to_async(guest)("ann"), await sync_to_async(guest)("bea")
+    arena = Arena(listen=False)
+    await arena.start()
+    recorder = Recorder(arena, secrets)
+    recorder.install(monkeypatch, {ann: 0, bea: 2})
+    comms = []
+    try:
+        match = await sync_to_async(tables.create_table)(game, config, seats, tables.Sitter(name="ann", session_key=ann))
+        recorder.match_id = match.pk
+        assert await sync_to_async(tables.join_seat)(match.pk, 2, tables.Sitter(name="bea", session_key=bea)) is None
+        await arena.maybe_start(match.pk)
+        runner_of = lambda: arena.runners.get(match.pk) or recorder.runner  # noqa: E731
+        recorder.moment()
+        await asyncio.wait_for(asyncio.gather(
+            person_or_spectator(match.pk, ann, 0, 1, runner_of, random_legal, comms, reload_after=5),
+            person_or_spectator(match.pk, bea, 2, 11, runner_of, random_legal, comms),
+            person_or_spectator(match.pk, None, None, 21, runner_of, random_legal, comms),
+            person_or_spectator(match.pk, None, None, 31, runner_of, random_legal, comms, hostile=True)), 180)
+    finally:
+        for comm in comms:
+            try:
+                await comm.disconnect()
+            except BaseException:  # closed by the server already
+                pass
+        await arena.stop()
+
+    assert recorder.runner.state.is_terminal()
+    for who, message, moment in recorder.frames:
+        if moment == OVER:
+            continue
+        audience = who[1] if who[0] == "seat" else None
+        assert not leaks(message, audience, moment), (who, message.get("type"), leaks(message, audience, moment))
+    kinds = recorder.kinds()
+    assert kinds["seat"] >= {"match.view", "match.error", "match.over", "match.final"}, kinds
+    assert kinds[SPECTATOR] >= {"match.view", "match.error", "match.over", "match.final"}, kinds

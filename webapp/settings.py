@@ -186,6 +186,9 @@ ARENA = {
     "HANABI_HOST": os.environ.get("HANABI_HOST", os.environ.get("ARENA_HOST", "127.0.0.1")),
     "HANABI_PORT": env_int("HANABI_PORT", 4444),
     "HANABI_BOT_DEADLINE": env_float("HANABI_BOT_DEADLINE", 10.0),
+    # Seconds a full automatic Hanabi table (five bots) waits for one of them to send
+    # GAME_START_REQUEST, as the original's clients do, before it starts by itself (0: never).
+    "HANABI_FULL_TABLE_WAIT": env_float("HANABI_FULL_TABLE_WAIT", 60.0),
     # Blokus (Software-Challenge): the XML stream listener (specs/blokus-xml.*), bots and the
     # contest's admin clients on one port.  The admin password guards prepare/observe/pause/
     # step/cancel: set your own on any reachable server ("" switches admin access off).

@@ -194,6 +194,10 @@ class GameSpec:
     #: whose reference server's bots commonly parse one message per read (Liar's Dice).  An
     #: XML stream or WebSocket frames need no such gap.
     requests_read_apart: bool = False
+    #: Whether the protocol tells players apart by name (Hanabi's ``target_player``, its
+    #: ``players`` list): a second player of a name already at the table is refused, a bot
+    #: as the original refuses it (``PLAYER_ALREADY_EXISTS``), a person on the web form.
+    unique_names: bool = False
     #: The lobby's line for bot authors (``{port}``, ``{host}``: the listener's address).
     protocol_note: str = ""
     #: How a connecting bot presents its key (games/arena/bot_keys.py), for the Bots page.
@@ -303,6 +307,13 @@ class GameSpec:
         """Whether a step with these happenings ends a round that people at the table should
         have a moment to read (``ROUND_PAUSE``).  By default any happening does."""
         return bool(happenings)
+
+    def moves_so_far(self, match) -> list[dict] | None:
+        """For the page of a running ``match``: its moves so far as public facts, so that the
+        page's move list survives a reload (derived from the event log); None (the default)
+        for a game whose page keeps no such list.  Never anything a seat or a spectator may
+        not know while the match runs."""
+        return None
 
 
 GAMES: dict[str, GameSpec] = {}

@@ -46,6 +46,11 @@ def over_message(status: str, reason: str | None) -> dict:
     return {"type": "match.over", "status": str(status), "reason": reason, "notice": end_notice(status, reason)}
 
 
+class NameTaken(ValueError):
+    """A bot asked to be seated under a name another player at that table already has
+    (games whose protocol tells players apart by name, e.g. Hanabi's ``target_player``)."""
+
+
 class SeatingBusy(LookupError):
     """Too many connected bots are waiting to be seated at once (``ARENA_MAX_PENDING_SEATINGS``):
     this one is refused rather than queued behind them."""
@@ -80,6 +85,10 @@ class Arena:
         self.starting: set[int] = set()
         #: Bots over WebSocket: the games that take them here and their open sockets.
         self.sockets = SocketGames(self.layer.send)
+        #: Matches that ended here (aborted) whose end the database has not taken yet (it
+        #: failed at that moment): match id -> abort reason; the sweep tries again, so no
+        #: match stays 'running' without a runner while this process lives.
+        self.unrecorded_aborts: dict[int, str] = {}
 
     # --- life cycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -179,29 +188,44 @@ class Arena:
         return len(self._seat_queue)
 
     async def seat_bot(self, game: str, endpoint: SeatEndpoint, config: dict | None = None,
-                       auto: bool = True) -> int | None:
+                       auto: bool = True, start: bool = True, unique_name: bool = False) -> int | None:
         """Seat a bot that connected on ``game``'s port: the oldest open bot seat at a table
         whose configuration has ``config``'s values (e.g. ``{"variant": "2027"}``), else (with
         ``auto``) an automatic table with the server's default configuration updated with
         ``config``.  Returns the seat id, or None when the bot hung up before its turn came
         (then nothing was written).  Raises :class:`SeatingBusy` when too many wait already,
         ``LookupError`` without ``auto`` when no table has an open bot seat (a game that
-        gathers its automatic tables itself, as Hanabi does)."""
+        gathers its automatic tables itself, as Hanabi does).  With ``unique_name``, raises
+        :class:`NameTaken` (the seat given back) when another player at the table the bot
+        would join has its name.  Without ``start`` the table is not started here even if
+        this seat filled it: the caller greets its bot first, then calls
+        :meth:`table_changed`."""
         spec = registry.get(game)
-        seat = await self._queued(endpoint, lambda: self._claim(game, spec, endpoint, config, auto))
+        seat = await self._queued(endpoint, lambda: self._claim(game, spec, endpoint, config, auto, unique_name))
         if seat is None:
             return None
         if seat.pk in self.waiting:
             log.info("%s bot %s took seat %d of match %d", game, endpoint.display_name, seat.index, seat.match_id)
-            await self._table_changed(seat.match_id)
+            if start:
+                await self._table_changed(seat.match_id)
         return seat.pk
 
-    async def _claim(self, game: str, spec, endpoint: SeatEndpoint, config: dict | None, auto: bool = True):
+    async def table_changed(self, match_id: int) -> None:
+        """A table's seats changed: its pages reload it, and it starts if every seat is taken."""
+        await self._table_changed(match_id)
+
+    async def _claim(self, game: str, spec, endpoint: SeatEndpoint, config: dict | None, auto: bool = True,
+                     unique_name: bool = False):
         """Claim the seat (see :meth:`seat_bot`); the seat, in :attr:`waiting` unless the bot
-        hung up meanwhile (then freed again)."""
+        hung up meanwhile (then freed again).  In the seating worker, so two bots of one name
+        cannot both pass the ``unique_name`` test."""
         seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config, bot_id=endpoint.bot_id)
         if seat is None and not auto:
             raise LookupError(f"no {spec.title} table has an open bot seat")
+        if seat is not None and unique_name and await sync_to_async(tables.name_taken)(
+                seat.match_id, endpoint.display_name, but=seat.pk):
+            await sync_to_async(tables.free_bot_seat)(seat.pk)
+            raise NameTaken(f"a player named {endpoint.display_name!r} is already at table {seat.match_id}")
         if seat is None:
             auto = {**spec.auto_config(), **(config or {})}
             choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto))
@@ -391,6 +415,11 @@ class Arena:
         """The match id of seat ``seat_id`` (None if there is no such seat)."""
         return await sync_to_async(tables.match_of_seat)(seat_id)
 
+    async def seated_names(self, match_id: int) -> list[tuple[int, str | None]]:
+        """``(seat id, name)`` of each seat of ``match_id`` in seat order, None for a seat
+        not taken (:func:`games.arena.tables.seated_names`)."""
+        return await sync_to_async(tables.seated_names)(match_id)
+
     async def bot_named(self, seat_id: int, name: str) -> None:
         """A bot sent its name: show it at the table."""
         await sync_to_async(tables.rename_seat)(seat_id, name)
@@ -400,7 +429,8 @@ class Arena:
         await self.maybe_start(match_id)
 
     async def maybe_start(self, match_id: int) -> None:
-        """Start the match at ``match_id`` if every seat is taken and its bots are here."""
+        """Start the match at ``match_id`` if every seat is taken and its bots are here.  A
+        failure once it was marked running ends it as aborted (:meth:`_start_failed`)."""
         if match_id in self.tasks:
             return
         table = await sync_to_async(tables.full_table)(match_id)  # asked after every seat taken
@@ -421,17 +451,95 @@ class Arena:
         # requests (watch, pause, step, cancel) wait (see _known).
         if match_id in self.starting or match_id in self.tasks:
             return  # another call is starting it
+        # The bots as they are now: one that hangs up while the start is in hand (its
+        # bot_left may take it out of `waiting` meanwhile) plays as a seat that left.
+        bots = {pk: self.waiting[pk] for pk in bot_seats}
         self.starting.add(match_id)
         try:
             match = await sync_to_async(tables.try_start)(match_id)
             if match is not None:
-                self._start_runner(match, match.started_seats)
+                for pk in bot_seats:
+                    self.waiting.pop(pk, None)
+                self._start_runner(match, match.started_seats, bots)
+        except Exception as exc:
+            log.exception("match %d could not start", match_id)
+            for pk in bot_seats:
+                self.waiting.pop(pk, None)
+            await self._start_failed(match_id, exc, list(bots.values()))
         finally:
             self.starting.discard(match_id)
 
-    def _start_runner(self, match: Match, seats: list) -> None:
-        """Build the seat endpoints and the runner of ``match`` (just marked running) and start
-        its task.  No ``await`` in here: it happens at once for everyone watching."""
+    async def start_gathered(self, game: str, config: dict, bots: list[SeatEndpoint]) -> int:
+        """Create a table of ``game`` with ``config`` whose seats are the connected ``bots``
+        (in seat order, each under its ``display_name``, a verified one as its registered
+        bot) and start its match at once: a game whose automatic table gathers its players
+        itself (Hanabi's lobby).  A bot that hung up meanwhile plays as a seat that left.
+        Returns the match id.  Raises ``ValueError`` for a bad configuration or seat count
+        (nothing created); any failure after the table was created ends it as aborted with
+        the reason, closes the bots (``close(None)``) and is raised again."""
+        spec = registry.get(game)
+        if len(bots) != spec.num_seats(spec.normalize_config(config)):
+            raise ValueError(f"{spec.title} with {config} has {spec.num_seats(spec.normalize_config(config))} seats")
+        match_id = None
+        try:
+            match = await sync_to_async(tables.create_seated_table)(
+                game, config, [(b.display_name, b.bot_id) for b in bots])
+            match_id = match.pk
+            self.starting.add(match_id)
+            started = await sync_to_async(tables.try_start)(match_id)
+            if started is None:
+                raise RuntimeError(f"match {match_id} was not open with every seat taken")
+            by_seat = {s.pk: bot for s, bot in zip(started.started_seats, bots)}
+            self._start_runner(started, started.started_seats, by_seat)
+        except Exception as exc:
+            log.exception("a %s table of %d bots could not start", game, len(bots))
+            if match_id is None:  # nothing was written: only the bots to let go
+                for bot in bots:
+                    bot.close(None)
+            else:
+                await self._start_failed(match_id, exc, bots)
+            raise
+        finally:
+            self.starting.discard(match_id)
+        return match_id
+
+    async def _start_failed(self, match_id: int, exc: Exception, bots: list[SeatEndpoint]) -> None:
+        """A start failed with ``exc``: the match ends as aborted with the reason, nothing of
+        it is kept here, its bots are closed (their seats held nothing any more) and its
+        pages are told."""
+        reason = f"internal error while starting: {exc.__class__.__name__}"
+        self._forget(match_id)
+        for watcher in self.pending_watchers.pop(match_id, []):
+            try:
+                watcher.end(None)
+            except Exception:
+                log.exception("ending a watcher of match %d", match_id)
+        for bot in bots:
+            try:
+                bot.close(None)
+            except Exception:
+                log.exception("closing a bot of match %d", match_id)
+        await self._record_abort(match_id, reason)
+        try:
+            await self.layer.group_send(table_group(match_id), over_message(Match.Status.ABORTED, reason))
+            await self.layer.group_send(table_group(match_id), {"type": "table.update"})
+        except Exception:
+            log.exception("match %d: could not tell its pages how it ended", match_id)
+
+    async def _record_abort(self, match_id: int, reason: str) -> None:
+        """Mark ``match_id`` aborted with ``reason``; if the database refuses now, the sweep
+        tries again (:attr:`unrecorded_aborts`)."""
+        try:
+            await sync_to_async(tables.abort)(match_id, reason)
+            self.unrecorded_aborts.pop(match_id, None)
+        except Exception:
+            log.exception("match %d: could not record its abort; the sweep tries again", match_id)
+            self.unrecorded_aborts[match_id] = reason
+
+    def _start_runner(self, match: Match, seats: list, bots: dict[int, SeatEndpoint]) -> None:
+        """Build the seat endpoints and the runner of ``match`` (just marked running; ``bots``:
+        seat id -> the connected bot of each such seat) and start its task.  No ``await`` in
+        here: it happens at once for everyone watching."""
         names = [s.display_name for s in match.started_seats]  # told apart where seats share one
         spec = registry.get(match.game)
         humans_present = any(s.kind == Seat.Kind.HUMAN for s in seats)
@@ -442,7 +550,7 @@ class Arena:
                 endpoints.append(spec.http_bot_endpoint(s.registered_bot))
                 endpoints[-1].display_name = names[s.index]
             elif s.kind == Seat.Kind.PROTOCOL:  # a connected bot: its own name (it may send one yet)
-                endpoints.append(self.waiting.pop(s.pk))
+                endpoints.append(bots[s.pk])
             elif s.kind == Seat.Kind.HUMAN:
                 endpoints.append(HumanSeat(names[s.index], spec))
             else:
@@ -492,17 +600,19 @@ class Arena:
         except asyncio.CancelledError:
             reason = runner.stop_reason or "the server stopped during the match"
             ending = over_message(Match.Status.ABORTED, reason)
-            await self.writer.flush()
+            await self._flush_quietly(mid)
             await self._store_end(runner)
-            await sync_to_async(tables.abort)(mid, reason)
+            await self._record_abort(mid, reason)
             if runner.stop_reason is None:
                 raise  # the server is stopping; a cancelled match alone ends here
         except Exception as exc:
             log.exception("match %d failed", mid)
             reason = f"internal error: {exc.__class__.__name__}"
             ending = over_message(Match.Status.ABORTED, reason)
-            await self.writer.flush()
-            await sync_to_async(tables.abort)(mid, reason)
+            # Whatever fails on the way, the match ends as aborted (else it stayed 'running'
+            # with no runner: a ghost).
+            await self._flush_quietly(mid)
+            await self._record_abort(mid, reason)
         finally:
             runner.close()
             for ep in runner.endpoints:
@@ -522,6 +632,14 @@ class Arena:
                 await asyncio.shield(self.layer.group_send(table_group(mid), {"type": "table.update"}))
             except Exception:
                 log.exception("match %d: could not tell its pages how it ended", mid)
+
+    async def _flush_quietly(self, match_id: int) -> None:
+        """Flush the event log on a match's way out; a failure is logged (the events in hand
+        may be lost), never raised: the match's end must still be recorded."""
+        try:
+            await self.writer.flush()
+        except Exception:
+            log.exception("match %d: could not flush its events", match_id)
 
     async def _store_end(self, runner: MatchRunner) -> None:
         """Store the runner's snapshots and final view (cheap reads of long matches); a failure only
@@ -573,14 +691,21 @@ class Arena:
                 await self.layer.send(msg["reply"], {"type": "match.gone"})
 
     async def _sweep_loop(self) -> None:
-        """Every 2 s, start full tables whose start message was lost (e.g. a web process
-        wrote the last seat while this arena was restarting)."""
+        """Every 2 s, :meth:`sweep`."""
         while True:
             await asyncio.sleep(2.0)
             try:
-                for match_id in await sync_to_async(tables.tables_waiting_to_start)():
-                    await self.maybe_start(match_id)
+                await self.sweep()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("sweep failed")
+
+    async def sweep(self) -> None:
+        """Record the aborts the database refused before (:attr:`unrecorded_aborts`), then
+        start full tables whose start message was lost (e.g. a web process wrote the last
+        seat while this arena was restarting)."""
+        for match_id, reason in list(self.unrecorded_aborts.items()):
+            await self._record_abort(match_id, reason)
+        for match_id in await sync_to_async(tables.tables_waiting_to_start)():
+            await self.maybe_start(match_id)

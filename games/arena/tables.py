@@ -120,6 +120,10 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
                                   display_name=bot.name))
         else:
             raise ValueError(f"Unknown seat choice {choice!r}")
+    if spec.unique_names and ME in seat_choices and any(
+            s.display_name == sitter.name for s in seats if s.kind != Seat.Kind.HUMAN):
+        raise ValueError(f"A player at this table is named {sitter.name} too, and {spec.title} tells its players "
+                         "apart by name: choose another nickname.")
     with transaction.atomic():
         match = Match.objects.create(game=game, config=config, seed=secrets.randbits(62), auto=auto,
                                      omniscient=omniscient and not auto, creator_key=creator_key[:64],
@@ -169,13 +173,23 @@ def creation_refused(creator_key: str, user_id: int | None = None) -> str | None
             "wait a moment before creating another.")
 
 
+def name_taken(match_id: int, name: str, but: int | None = None) -> bool:
+    """Whether a seat of ``match_id`` other than seat id ``but`` is taken under ``name``."""
+    return Seat.objects.filter(match_id=match_id, occupied=True, display_name=name).exclude(pk=but).exists()
+
+
 def join_seat(match_id: int, index: int, sitter: Sitter) -> str | None:
-    """Take open person-seat ``index`` at an open table; returns an error text or None."""
+    """Take open person-seat ``index`` at an open table; returns an error text or None.  At
+    a game whose players are told apart by name (``GameSpec.unique_names``) a name already
+    at the table is refused, as its bots are."""
     match = Match.objects.filter(pk=match_id).first()
     if match is None or match.status != Match.Status.OPEN:
         return "This table is no longer open."
     if seat_of(match_id, sitter) is not None:
         return "You already have a seat at this table."
+    if registry.get(match.game).unique_names and name_taken(match_id, sitter.name):
+        return (f"A player named {sitter.name} already sits at this table, and {registry.get(match.game).title} "
+                "tells its players apart by name: choose another nickname.")
     try:
         # The check above can race with the same person joining in another request; the
         # database's one_seat_per_user / one_seat_per_guest_session constraints decide
@@ -352,6 +366,28 @@ def reserve_seats(match_id: int, names: list[str]) -> list[int]:
     for seat, name in zip(seats, names):
         Seat.objects.filter(pk=seat.pk).update(occupied=True, display_name=clean_name(name) or f"Player {seat.index + 1}")
     return [seat.pk for seat in seats]
+
+
+def create_seated_table(game: str, config: dict, bots: list[tuple[str, int | None]]) -> Match:
+    """An automatic table of ``game`` whose every seat is taken by a connected bot:
+    ``bots[index]`` is ``(name, registered bot id or None)``.  For a game whose automatic
+    table gathers its players itself (Hanabi's lobby) and starts it at once
+    (:meth:`games.arena.service.Arena.start_gathered`).  Raises ``ValueError`` as
+    :func:`create_table`."""
+    with transaction.atomic():
+        match = create_table(game, config, [OPEN_BOT] * len(bots), None, auto=True)
+        seats = list(Seat.objects.filter(match=match).order_by("index"))
+        for seat, (name, bot_id) in zip(seats, bots):
+            seat.occupied, seat.display_name, seat.registered_bot_id = True, clean_name(name) or name, bot_id
+        Seat.objects.bulk_update(seats, ["occupied", "display_name", "registered_bot"])
+    return match
+
+
+def seated_names(match_id: int) -> list[tuple[int, str | None]]:
+    """``(seat id, display name)`` of every seat of ``match_id`` in seat order, the name None
+    for a seat not taken yet (a seat held for a registered bot is not taken)."""
+    return [(pk, name if occupied else None) for pk, name, occupied in
+            Seat.objects.filter(match_id=match_id).order_by("index").values_list("pk", "display_name", "occupied")]
 
 
 def free_bot_seat(seat_id: int) -> None:

@@ -122,10 +122,14 @@ def bot_address(request, spec) -> tuple[str, int] | None:
 
 def play_bot_line(spec) -> str:
     """Who sits at a "Play a bot now" table of ``spec`` besides the visitor, e.g. "you against
-    the Probability bot", "you and a Rule-based bot against two Rule-based bots"."""
+    the Probability bot", "you and a Rule-based bot against two Rule-based bots", in a
+    cooperative game "you and two Convention bots, as one team"."""
     config = spec.normalize_config({f.key: f.default for f in spec.config_fields})
     others = spec.num_seats(config) - 1
     label = spec.builtin_bots[spec.strongest_bot][0]
+    if spec.cooperative:  # nobody plays against anybody: the table scores together
+        mates = f"the {label}" if others == 1 else f"{_COUNTS.get(others, others)} {label}s"
+        return f"you and {mates}, as one team"
     if others == 1:
         return f"you against the {label}"
     teams = spec.teams(config)
@@ -204,7 +208,11 @@ def play_bot(request, game: str):
     if refused:
         messages.error(request, refused)
         return redirect(f"{reverse('lobby')}#game-{spec.slug}")
-    match = tables.create_bot_table(spec.slug, sitter, creator_key=creator)
+    try:
+        match = tables.create_bot_table(spec.slug, sitter, creator_key=creator)
+    except ValueError as exc:  # e.g. a nickname that is the bot's name, where names must differ
+        messages.error(request, str(exc))
+        return redirect(f"{reverse('lobby')}#game-{spec.slug}")
     _announce(match.pk)
     return redirect("match", match.pk)
 
@@ -303,7 +311,9 @@ def match_page(request, match_id: int):
                    "seats": [{"index": s.index, "name": s.display_name, "kind": s.kind, "unverified": s.unverified,
                               "label": spec.seat_label(match.config, s.index), "score": s.final_score}
                              for s in seats],
-                   "config": match.config, "result": match.result},
+                   "config": match.config, "result": match.result,
+                   # The moves so far (public facts), for a game whose page lists them.
+                   "moves": spec.moves_so_far(match) if match.status == Match.Status.RUNNING else None},
     })
 
 

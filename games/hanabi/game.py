@@ -5,6 +5,7 @@ import json
 
 from django.conf import settings
 
+from games.arena import replay
 from games.arena.registry import ConfigField, GameSpec, register
 from games.arena.seats import Answer
 from games.hanabi import hanablive, rules
@@ -22,6 +23,7 @@ class HanabiSpec(GameSpec):
     config_fields = (ConfigField("players", "Players", rules.MIN_PLAYERS, rules.MAX_PLAYERS, 3),)
     builtin_bots = BUILTIN_BOTS
     cooperative = True  # the players score together: no rating, score statistics instead
+    unique_names = True  # the wire names players (hints' target_player): one name, one player
 
     new_state = staticmethod(rules.new_state)
     normalize_config = staticmethod(rules.normalize_config)
@@ -89,6 +91,23 @@ class HanabiSpec(GameSpec):
 
     def describe_config(self, config) -> list[str]:
         return [f"{config['players']} players", "third misplay ends the game"]
+
+    def moves_so_far(self, match) -> list[dict]:
+        """Every move made so far, in play order: ``{"n": move number from 1, "happening":
+        the rules' happening (a play or discard shows the card that left the hand, a hint the
+        cards it touched), "forced": [public reasons]}``, re-run from the event log.  Public
+        facts only: what every player saw happen."""
+        state = rules.new_state(match.config, match.seed)
+        moves = []
+        for _, answers in replay.logged_steps(match.pk):
+            try:
+                happenings = state.apply({a["seat"]: a["action"] for a in answers})
+            except (ValueError, KeyError, TypeError):
+                break  # a damaged log: the moves up to it
+            forced = [a["reason"] for a in answers if a["forced"]]
+            moves += [{"n": len(state.history), "happening": h, "forced": forced}
+                      for h in happenings if h["type"] != "game_over"]
+        return moves
 
     def pause_after(self, happenings) -> bool:
         """Never: there are no rounds, every turn is shown as it happens."""

@@ -300,7 +300,8 @@ class HanabiState(State):
                 "score": self.score(), "fireworks": self.fireworks, "hands": hands,
                 "deck": list(self.deck), "deck_count": len(self.deck),
                 "discards": [self._face(cid) for cid in self.discards],
-                "last": self.last, "terminal": self._over is not None, "end_reason": self._over}
+                "last": self.last, "moves": len(self.history),
+                "terminal": self._over is not None, "end_reason": self._over}
         if everything:
             view["deck_faces"] = [self._face(cid) for cid in self.deck]
         return view

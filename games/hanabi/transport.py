@@ -7,19 +7,30 @@ arena's side of each connection.
 Lobby (our rules where the original, one game per process, has none):
 
 - ``CONNECTION_REQUEST`` takes the oldest open bot seat of a Hanabi table made on the web, or
-  else joins the automatic table that is gathering.  With a ``key`` (ours: a registered bot's
-  key, games/arena/bot_keys.py) the bot plays under its registered name, on the wire too (a
-  client takes its name from its first ``CONNECTION_RESPONSE``), a seat its owner held for it
-  first; a refused key gets ``ERROR_RESPONSE`` "The bot key was refused." with the reason,
-  and the connection may send another ``CONNECTION_REQUEST``.  Every player joined there gets a
-  ``CONNECTION_RESPONSE`` listing the names in join order, the joiner last; a connection gets
-  none before its own (a client takes its name from the first one it receives).
-- ``GAME_START_REQUEST`` from any player of the gathering table starts it once it has two
-  players or more (the original lets only the last to join start); at five it starts by
-  itself.  The last to join sits at seat 0 and moves first, as with the original; the others
-  follow in join order (the wire's ``players`` list is then exactly the join order).
-- A web table starts once every seat is taken; its bots' ``GAME_START_REQUEST`` gets
-  ``NOT_YOUR_TURN`` (what the original tells every player but the last to join).
+  else joins the oldest automatic table that is gathering and not full (five players).
+  With a ``key`` (ours: a registered bot's key, games/arena/bot_keys.py) the bot plays under
+  its registered name, on the wire too, a seat its owner held for it first; a refused key
+  gets ``ERROR_RESPONSE`` "The bot key was refused." with the reason, and the connection may
+  send another ``CONNECTION_REQUEST``.  A name another player at that table has (a bot, a
+  person, a built-in bot) gets ``PLAYER_ALREADY_EXISTS``, as the original answers it.
+- Every bot joined at the table gets a ``CONNECTION_RESPONSE`` listing the players joined
+  (at an automatic table in join order; at a web table the seats taken, in seat order),
+  the joiner last; a connection gets none before its own (a client takes its own name from
+  the first one it receives), and the bot that takes a web table's last seat gets it
+  before the ``GAME_START_RESPONSE``.
+- ``GAME_START_REQUEST`` from any player of a gathering table starts it once it has two
+  players or more (the original lets only the last to join start, the player then on
+  turn).  A full table (five) still waits for a start request, which the original's clients
+  send; after ``HANABI_FULL_TABLE_WAIT`` seconds (60) without one it starts by itself.  The
+  last to join sits at seat 0 and moves first, as with the original; the others follow in
+  join order (the wire's ``players`` list is then exactly the join order).
+- A web table starts once every seat is taken; a bot's ``GAME_START_REQUEST`` there gets
+  ``NOT_YOUR_TURN`` while seats are open (what the original tells every player but the last
+  to join).
+- A ``GAME_START_REQUEST`` while its game's start is in hand is answered by the
+  ``GAME_START_RESPONSE`` that comes (as the request that starts the game is); once that
+  response was sent, by the original's ``GAME_ALREADY_STARTED``, whoever is on turn.  One
+  sent before the bot's ``CONNECTION_RESPONSE`` is handled once it has its place.
 
 In a game a request from a player not on turn gets ``NOT_YOUR_TURN`` (checked first, as the
 original does); a refused action (``CARD_NOT_FOUND``, ``NO_HINT_TOKENS``,
@@ -40,7 +51,7 @@ from games.arena.bot_keys import KeyRefused
 from games.arena.bot_sockets import CLOSE_TOO_MANY_MESSAGES, SocketConnection
 from games.arena.http_bots import json_too_deep
 from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
-from games.arena.service import SeatingBusy
+from games.arena.service import NameTaken, SeatingBusy
 from games.names import clean_name
 from games.hanabi import protocol
 from games.hanabi.protocol import HanabiError
@@ -65,33 +76,59 @@ def forced_discard(state, seat: int) -> list:
     return ["discard", min(untouched or hand)]
 
 
+class Gathering:
+    """An automatic table that is gathering: its players in join order (at most
+    :data:`MAX_PLAYERS`), whether its start is in hand, and the timer that starts it by
+    itself once it is full (``HANABI_FULL_TABLE_WAIT``)."""
+
+    def __init__(self):
+        self.bots: list["HanabiBot"] = []
+        self.starting = False
+        self.timer: asyncio.TimerHandle | None = None
+
+    @property
+    def full(self) -> bool:
+        return len(self.bots) >= MAX_PLAYERS
+
+
 class HanabiLobby:
-    """The automatic table that is gathering (in this arena process) and the web tables'
+    """The automatic tables that are gathering (in this arena process) and the web tables'
     joined bots, for the ``CONNECTION_RESPONSE`` lists."""
 
-    def __init__(self, arena):
+    def __init__(self, arena, full_table_wait_s: float = 60.0):
         self.arena = arena
-        self.gathering: list["HanabiBot"] = []
+        self.full_table_wait_s = full_table_wait_s
+        self.tables: list[Gathering] = []  # oldest first; none starting
         self.at_table: dict[int, list["HanabiBot"]] = {}  # web table id -> bots joined, in order
-        self.starting = False
 
     def join(self, bot: "HanabiBot", key=None) -> None:
         """Seat ``bot`` (module docstring); with ``key``, first as the registered bot it names."""
         asyncio.get_running_loop().create_task(self._join(bot, key))
 
     async def _join(self, bot: "HanabiBot", key=None) -> None:
+        try:
+            await self._seat(bot, key)
+        except Exception:
+            log.exception("hanabi %s (%s): joining failed", bot.conn.peer, bot.display_name)
+            bot.refuse_and_close("the server could not seat you")
+
+    async def _seat(self, bot: "HanabiBot", key=None) -> None:
         if key is not None:
             try:
                 await self.arena.identify_bot(GAME, key, bot.conn.host, bot)
-            except KeyRefused as exc:
-                bot.joined = False  # it may connect again, with another key or none
-                bot.conn.write(protocol.error_response(protocol.KEY_REFUSED, str(exc)))
+            except KeyRefused as exc:  # it may connect again, with another key or none
+                bot.refused(protocol.KEY_REFUSED, str(exc))
                 return
             bot.name = bot.display_name  # the registered name, on the wire too
         try:
-            seat_id = await self.arena.seat_bot(GAME, bot, auto=False)
+            # Not started from here: the bot that fills a web table hears its own
+            # CONNECTION_RESPONSE before the GAME_START_RESPONSE (table_changed below).
+            seat_id = await self.arena.seat_bot(GAME, bot, auto=False, start=False, unique_name=True)
         except LookupError:  # no web table waits for a bot: the automatic table
             seat_id = None
+        except NameTaken:
+            bot.refused(protocol.PLAYER_ALREADY_EXISTS)
+            return
         except SeatingBusy as exc:
             bot.refuse_and_close(str(exc))
             return
@@ -100,55 +137,95 @@ class HanabiLobby:
                 await self.arena.bot_left(seat_id)
             return
         if seat_id is not None:
-            bot.seat_id = seat_id
-            match_id = await self.arena.match_of_seat(seat_id)
-            bot.match_id = match_id
-            joined = self.at_table.setdefault(match_id, [])
-            joined.append(bot)
-            names = [b.name for b in joined]
-            for other in joined:
-                other.conn.write(protocol.connection_response(names))
-            return
-        if any(b.name == bot.name for b in self.gathering):
-            bot.joined = False
-            bot.conn.write(protocol.error_response(protocol.PLAYER_ALREADY_EXISTS))
-            return
-        self.gathering.append(bot)
-        names = [b.name for b in self.gathering]
-        for other in self.gathering:
+            await self._at_web_table(bot, seat_id)
+        else:
+            await self._gather(bot)
+
+    async def _at_web_table(self, bot: "HanabiBot", seat_id: int) -> None:
+        """``bot`` took seat ``seat_id`` of a table made on the web: every bot joined there
+        hears the players seated so far (seat order), the joiner last; then the table starts
+        if this seat was its last open one."""
+        bot.seat_id = seat_id
+        match_id = await self.arena.match_of_seat(seat_id)
+        bot.match_id = match_id
+        seats = await self.arena.seated_names(match_id)
+        names = [name for sid, name in seats if sid != seat_id and name is not None] + [bot.name]
+        full = all(name is not None for _, name in seats)
+        joined = self.at_table.setdefault(match_id, [])
+        joined.append(bot)
+        for other in joined:
+            other.table_full = full
             other.conn.write(protocol.connection_response(names))
-        if len(self.gathering) >= MAX_PLAYERS:
-            await self.start()
+        bot.placed_at_table()
+        await self.arena.table_changed(match_id)
+
+    async def _gather(self, bot: "HanabiBot") -> None:
+        """``bot`` joins the oldest automatic table that is not full (a new one if none);
+        a name already there is refused with ``PLAYER_ALREADY_EXISTS``, as the original does."""
+        table = next((t for t in self.tables if not t.full), None)
+        if table is None:
+            table = Gathering()
+            self.tables.append(table)
+        if any(b.name == bot.name for b in table.bots):
+            bot.refused(protocol.PLAYER_ALREADY_EXISTS)
+            return
+        table.bots.append(bot)
+        bot.gathering = table
+        names = [b.name for b in table.bots]
+        for other in table.bots:
+            other.conn.write(protocol.connection_response(names))
+        bot.placed_at_table()
+        if table.full and table.timer is None and self.full_table_wait_s > 0:
+            table.timer = asyncio.get_running_loop().call_later(
+                self.full_table_wait_s, lambda: asyncio.ensure_future(self._start_full(table)))
+
+    async def _start_full(self, table: Gathering) -> None:
+        table.timer = None
+        if table.full and table in self.tables:
+            log.info("hanabi: a full automatic table waited %g s for a GAME_START_REQUEST; starting it",
+                     self.full_table_wait_s)
+            await self.start(table)
 
     def left(self, bot: "HanabiBot") -> None:
-        if bot in self.gathering:
-            self.gathering.remove(bot)
+        table = bot.gathering
+        if table is not None and bot in table.bots and not table.starting:
+            table.bots.remove(bot)
+            if not table.bots:
+                self._drop(table)
         if bot.match_id in self.at_table and bot in self.at_table[bot.match_id]:
             self.at_table[bot.match_id].remove(bot)
             if not self.at_table[bot.match_id]:
                 del self.at_table[bot.match_id]
 
+    def _drop(self, table: Gathering) -> None:
+        if table in self.tables:
+            self.tables.remove(table)
+        if table.timer is not None:
+            table.timer.cancel()
+            table.timer = None
+
     def started(self, match_id: int | None) -> None:
         """A web table's match started: its join list is no longer needed."""
         self.at_table.pop(match_id, None)
 
-    async def start(self) -> str | None:
-        """Start the gathering table; returns why not (fewer than two players) or None."""
-        players = [b for b in self.gathering if not b.gone]
+    async def start(self, table: Gathering) -> str | None:
+        """Start the gathering ``table``; returns why not (fewer than two players) or None.
+        Its players that are still connected take the seats (the last to join first, then
+        join order); one that hangs up while the start is in hand plays as a seat that
+        left.  A failure to start ends the match as aborted and closes them (the arena's
+        :meth:`~games.arena.service.Arena.start_gathered`)."""
+        if table.starting:
+            return None
+        players = [b for b in table.bots if not b.gone]
         if len(players) < 2:
             return "at least two players must be connected to start"
-        if self.starting:
-            return None
-        self.starting = True
-        self.gathering = [b for b in self.gathering if b not in players]
+        table.starting = True
+        self._drop(table)  # new joiners gather at another table
+        seated = [players[-1]] + players[:-1]  # the last to join moves first
         try:
-            seated = [players[-1]] + players[:-1]  # the last to join moves first
-            match_id, codes = await self.arena.prepare(GAME, {"players": len(seated)}, [b.name for b in seated])
-            for bot, code in zip(seated, codes):
-                bot.match_id = match_id
-                bot.seat_id, _ = await self.arena.seat_reserved(code, bot)
-        finally:
-            self.starting = False
+            await self.arena.start_gathered(GAME, {"players": len(seated)}, seated)
+        except Exception:  # logged, recorded and the bots closed by the arena
+            pass
         return None
 
 
@@ -173,6 +250,10 @@ class HanabiBot(SeatEndpoint):
         self.early_action: list | None = None  # an action that came before the runner asked
         self.errors = 0
         self.over = False
+        self.placed = False  # it has its place: a gathering table or a web table's seat
+        self.gathering: Gathering | None = None  # the automatic table it joined
+        self.table_full = False  # its web table has every seat taken: the start is in hand
+        self.start_asked = False  # GAME_START_REQUEST before it had its place
 
     # --- frames from the bot --------------------------------------------------------------------
     def on_frame(self, text: str) -> None:
@@ -181,9 +262,17 @@ class HanabiBot(SeatEndpoint):
         try:
             if json_too_deep(text.encode(), MAX_DEPTH):
                 raise HanabiError(protocol.UNABLE_TO_GET_MSG_TYPE, f"nested deeper than {MAX_DEPTH}")
-            if self.seat is not None and self.state is not None and self.state.on_turn != self.seat:
+            try:
+                msg, unreadable = protocol.parse_request(text), None
+            except HanabiError as exc:
+                msg, unreadable = None, exc
+            # The turn first, as the original checks it, but a start request for a game
+            # under way gets the original's own "already started" from anyone.
+            starting = msg is not None and msg["msg_type"] == "GAME_START_REQUEST"
+            if not starting and self.seat is not None and self.state is not None and self.state.on_turn != self.seat:
                 raise HanabiError(protocol.NOT_YOUR_TURN)
-            msg = protocol.parse_request(text)
+            if unreadable is not None:
+                raise unreadable
             self._handle(msg)
         except HanabiError as exc:
             self._error(exc)
@@ -207,9 +296,10 @@ class HanabiBot(SeatEndpoint):
         if kind == "GAME_START_REQUEST":
             if self.state is not None:
                 raise HanabiError(protocol.GAME_ALREADY_STARTED)
-            if self.match_id is not None:
-                raise HanabiError(protocol.NOT_YOUR_TURN, "this table starts by itself once every seat is taken")
-            asyncio.get_running_loop().create_task(self._start())
+            if not self.placed:  # sent right after its CONNECTION_REQUEST: answered in order
+                self.start_asked = True
+                return
+            self.ask_start()
             return
         if self.state is None:
             raise HanabiError(protocol.NOT_YOUR_TURN, "the game has not started")
@@ -222,8 +312,35 @@ class HanabiBot(SeatEndpoint):
         else:  # on turn, but the runner has not asked yet (it was publishing the last step)
             self.early_action = action
 
-    async def _start(self) -> None:
-        why = await self.lobby.start()
+    def placed_at_table(self) -> None:
+        """The lobby gave it its place; a start request it sent before is handled now."""
+        self.placed = True
+        if self.start_asked:
+            self.start_asked = False
+            self.ask_start()
+
+    def refused(self, explanation: str, details: str | None = None) -> None:
+        """Its ``CONNECTION_REQUEST`` was refused (it may send another)."""
+        self.joined = False
+        self.conn.write(protocol.error_response(explanation, details))
+        if self.start_asked:
+            self.start_asked = False
+            self._error(HanabiError(protocol.NOT_YET_CONNECTED))
+
+    def ask_start(self) -> None:
+        """A ``GAME_START_REQUEST`` of a player that has its place, before its game started:
+        at the gathering table it starts the game, unless the start is in hand already (then
+        the coming ``GAME_START_RESPONSE`` answers it, as the original answers the request
+        that starts the game); at a web table that has every seat taken, the same; at one
+        with open seats, ``NOT_YOUR_TURN`` (it starts by itself once every seat is taken)."""
+        if self.gathering is not None:
+            if not self.gathering.starting:
+                asyncio.get_running_loop().create_task(self._start(self.gathering))
+        elif not self.table_full:
+            self._error(HanabiError(protocol.NOT_YOUR_TURN, "this table starts by itself once every seat is taken"))
+
+    async def _start(self, table) -> None:
+        why = await self.lobby.start(table)
         if why is not None:
             self._error(HanabiError(protocol.NOT_YOUR_TURN, why))
 
@@ -290,12 +407,14 @@ class HanabiBot(SeatEndpoint):
 def start_sockets(arena):
     """Take Hanabi bot sockets in this arena (the GameSpec's listener); returns an object whose
     ``close()`` stops taking them and closes those open."""
-    lobby = HanabiLobby(arena)
+    lobby = HanabiLobby(arena, settings.ARENA["HANABI_FULL_TABLE_WAIT"])
     deadline = settings.ARENA["HANABI_BOT_DEADLINE"]
     arena.sockets.register(GAME, lambda conn: HanabiBot(conn, lobby, deadline))
 
     class Closer:
         def close(self) -> None:
             arena.sockets.unregister(GAME)
+            for table in list(lobby.tables):  # no full table starts while the arena stops
+                lobby._drop(table)
 
     return Closer()

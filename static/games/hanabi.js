@@ -1,9 +1,9 @@
 // Hanabi table: whose turn (with the countdown), the tokens and the deck, the five fireworks,
 // every hand (the others' face up with what each player knows of each card; your own face down
 // with what you know), the discards grouped by colour and number (gone / copies), the last
-// action highlighted (a hint's touched cards outlined), a short log, and on your turn the
-// controls: tap one of your cards to play or discard it, or give a hint (colour or number) to
-// another player.  Faces come only as the view carries them: null means hidden.  Every name
+// action highlighted (a hint's touched cards outlined), the moves numbered in play order (kept
+// over a reload), and on your turn the controls: tap one of your cards to play or discard it,
+// or give a hint (colour or number) to another player.  Faces come only as the view carries them: null means hidden.  Every name
 // is untrusted: it only ever goes into text nodes (el() in match.js).
 'use strict';
 
@@ -11,10 +11,13 @@
   const COLORS = ['RED', 'YELLOW', 'GREEN', 'BLUE', 'WHITE'];
   const LETTER = {RED: 'R', YELLOW: 'Y', GREEN: 'G', BLUE: 'B', WHITE: 'W'};
   const COPIES = {1: 3, 2: 2, 3: 2, 4: 2, 5: 1};
-  const log = [];        // the short action log: {version, text}
-  let lastLogged = null; // the last happening put in the log (views repeat it)
-  let logged = 0;        // happenings logged since the page opened
+  // The move list: move number (from 1, in play order) -> its line.  A page opened on a
+  // running match starts from the moves so far (Arena.data.moves, from the event log), so a
+  // reload keeps it; each view adds its last move (view.moves is its number).
+  const log = new Map();
+  let restored = false;
   let chosen = null;     // the id of your card you tapped
+  const SHOWN = 12;      // moves listed (the newest; older ones stay in the match's replay)
 
   const cap = (s) => s.charAt(0) + s.slice(1).toLowerCase();
   const who = (ctx, seat) => (seat === ctx.mySeat ? 'You' : ctx.name(seat));
@@ -154,21 +157,23 @@
     return '';
   }
 
+  const withForced = (text, reasons) => (reasons.length ? `${text} (forced: ${reasons.join('; ')})` : text);
+
   function renderLog(view, ctx) {
-    const forced = (ctx.answers || []).filter((a) => a.forced);
-    if (view.last && view.last !== lastLogged && JSON.stringify(view.last) !== JSON.stringify(lastLogged)) {
-      lastLogged = view.last;
-      let text = describe(view.last, ctx);
-      if (forced.length) text += ` (forced: ${forced.map((a) => a.reason).join('; ')})`;
-      log.push(text);
-      logged += 1;
-      if (log.length > 12) log.shift();
+    const forced = (ctx.answers || []).filter((a) => a.forced).map((a) => a.reason);
+    if (!restored && !ctx.replay) {
+      restored = true;
+      for (const m of Arena.data.moves || []) log.set(m.n, withForced(describe(m.happening, ctx), m.forced));
     }
-    if (ctx.replay) log.length = 0;
-    return el('div', {class: 'hlog', 'data-testid': 'log', 'data-logged': String(logged)},
-      view.last ? el('p', {class: 'last-action', 'data-testid': 'last-action'}, 'Last: ' + describe(view.last, ctx)
-        + (forced.length ? ` (forced: ${forced.map((a) => a.reason).join('; ')})` : '')) : el('p', {class: 'hint'}, 'No move yet.'),
-      ctx.replay ? null : el('ol', {class: 'log-lines'}, ...log.slice(0, -1).reverse().map((t) => el('li', {}, t))));
+    if (view.last && view.moves && !log.has(view.moves) && !ctx.replay) {
+      log.set(view.moves, withForced(describe(view.last, ctx), forced));
+    }
+    const numbers = [...log.keys()].filter((n) => n < view.moves).sort((a, b) => a - b).slice(-SHOWN);
+    return el('div', {class: 'hlog', 'data-testid': 'log', 'data-logged': String(ctx.replay ? 0 : Math.max(0, ...log.keys()))},
+      view.last ? el('p', {class: 'last-action', 'data-testid': 'last-action'},
+        `Last (move ${view.moves}): ` + withForced(describe(view.last, ctx), forced)) : el('p', {class: 'hint'}, 'No move yet.'),
+      ctx.replay ? null : el('ol', {class: 'log-lines', 'data-testid': 'moves'},
+        ...numbers.map((n) => el('li', {value: String(n), 'data-move': String(n)}, log.get(n)))));
   }
 
   Arena.games.hanabi = {
