@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Callable, Collection, Mapping
 
+from django.conf import settings
+
 from games.base import Action, State
 from games.arena.seats import Answer
 
@@ -194,10 +196,19 @@ class GameSpec:
     #: whose reference server's bots commonly parse one message per read (Liar's Dice).  An
     #: XML stream or WebSocket frames need no such gap.
     requests_read_apart: bool = False
+    #: The ``settings.ARENA`` key of the seconds a bot has per move by default (e.g.
+    #: ``"HANABI_BOT_DEADLINE"``); a table's own thinking time (``Match.think_s``, the
+    #: create-table form) replaces it for that match (:meth:`SeatEndpoint.use_think_time`).
+    #: "": the game's bots have no deadline (no such field on the form).
+    bot_deadline_setting: str = ""
     #: The lobby's line for bot authors (``{port}``, ``{host}``: the listener's address).
     protocol_note: str = ""
     #: How a connecting bot presents its key (games/arena/bot_keys.py), for the Bots page.
     key_note: str = ""
+
+    def bot_deadline(self) -> float | None:
+        """Seconds a bot has per move by default (:attr:`bot_deadline_setting`), or None."""
+        return float(settings.ARENA[self.bot_deadline_setting]) if self.bot_deadline_setting else None
 
     @property
     def listens(self) -> bool:

@@ -51,6 +51,7 @@ class JassSpec(GameSpec):
 
     # ---- Bot access
     bot_access = "http"
+    bot_deadline_setting = "JASS_BOT_DEADLINE"
     protocol_note = "The server calls registered bot services over HTTP (JSON V0.2)."
 
     http_bot_endpoint = staticmethod(transport.endpoint_for)
