@@ -410,6 +410,7 @@ def test_the_replay_jumps_from_trick_to_trick_and_game_to_game(arena, browser): 
     page.locator("#id_max_deals").fill("2")  # games in the match
     for seat in ("North", "East", "South", "West"):
         page.get_by_label(re.compile("^" + seat)).select_option("builtin:random")
+    page.get_by_label("Pace").select_option("0.0")  # the replay is tried here, not the live match
     page.get_by_role("button", name="Create table").click()
     match_id = int(re.search(r"/matches/(\d+)/", page.url).group(1))
     wait_until(lambda: get_json(f"{arena.url}/api/matches/{match_id}/")["status"] == "finished", 30, "the match ends")

@@ -289,6 +289,7 @@ def test_the_replay_has_a_slider_and_jumps_to_the_start_of_a_round(arena, browse
     page.get_by_label("Dice per player").fill("3")
     for seat in (1, 2, 3):
         page.get_by_label(f"Seat {seat}").select_option("builtin:random")
+    page.get_by_label("Pace").select_option("0.0")  # the replay is tried here, not the live match
     page.get_by_role("button", name="Create table").click()
     match_id = int(re.search(r"/matches/(\d+)/", page.url).group(1))
     wait_until(lambda: get_json(f"{arena.url}/api/matches/{match_id}/")["status"] == "finished", 20, "the match ends")
