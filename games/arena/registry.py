@@ -165,6 +165,10 @@ class GameSpec:
     #: The built-in bot that plays best, which the lobby's "Play a bot now" seats against a
     #: person (every other seat of the game's default table); None: no such button.
     strongest_bot: str | None = None
+    #: The seat a person takes unless they choose another ("Me" on the create-table form,
+    #: "Play a bot now"): where the game's table draws its own player, so the label and the
+    #: drawing agree (Jass draws you at the bottom: South).  By default the first seat.
+    person_seat: int = 0
 
     def human_auto_answer(self, state: State, seat: int) -> Answer | None:
         """An :class:`Answer` when a person has no real choice (the request is then not

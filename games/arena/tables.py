@@ -171,14 +171,15 @@ def time_terms(match: Match) -> list[str]:
 
 def create_bot_table(game: str, sitter: Sitter, *, creator_key: str = "") -> Match:
     """"Play a bot now": an open table of ``game``'s default configuration (each form field's
-    default) with ``sitter`` at the first seat and the game's strongest built-in bot
+    default) with ``sitter`` at the game's person seat (``GameSpec.person_seat``) and the game's strongest built-in bot
     (``GameSpec.strongest_bot``) at every other.  Every seat is taken, so the arena starts it
     as soon as it hears of the table.  Raises ``ValueError`` for a game without such a bot."""
     spec = registry.get(game)
     if spec.strongest_bot not in spec.builtin_bots:
         raise ValueError(f"{spec.title} has no built-in bot to play against.")
     config = spec.table_config({f.key: f.default for f in spec.config_fields})
-    choices = [ME] + [BUILTIN_PREFIX + spec.strongest_bot] * (spec.num_seats(config) - 1)
+    choices = [BUILTIN_PREFIX + spec.strongest_bot] * spec.num_seats(config)
+    choices[spec.person_seat] = ME
     return create_table(game, config, choices, sitter, creator_key=creator_key)
 
 

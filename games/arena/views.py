@@ -129,8 +129,8 @@ def play_bot_line(spec) -> str:
     if others == 1:
         return f"you against the {label}"
     teams = spec.teams(config)
-    if teams is not None:  # the first seat's partners are bots too
-        partners = len(next(seats for _, seats in teams if 0 in seats)) - 1
+    if teams is not None:  # the person's partners are bots too
+        partners = len(next(seats for _, seats in teams if spec.person_seat in seats)) - 1
         rivals = others - partners
         partner_text = f"a {label}" if partners == 1 else f"{_COUNTS.get(partners, partners)} {label}s"
         return f"you and {partner_text} against {_COUNTS.get(rivals, rivals)} {label}s"
@@ -228,7 +228,8 @@ def create_table(request, game: str):
     values = {f.key: f.default for f in spec.config_fields}
     pace, think = tables.WATCHABLE, None
     default_other = tables.OPEN_BOT if spec.listens else tables.BUILTIN_PREFIX + next(iter(spec.builtin_bots))
-    choices = [tables.ME] + [default_other] * (max_seats - 1)
+    choices = [default_other] * max_seats
+    choices[spec.person_seat] = tables.ME
     previous = Match.objects.filter(pk=request.GET.get("again", "") if request.GET.get("again", "").isdigit() else 0,
                                     game=game).first()
     if previous is not None:  # "Play again": this match's settings and seats, for the form to confirm
