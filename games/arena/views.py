@@ -320,6 +320,8 @@ def match_page(request, match_id: int):
     return render(request, "arena/match.html", {
         "match": match, "spec": spec, "seats": seats, "sitter": sitter, "my_seat": my_seat,
         "seat_labels": labels, "seat_rows": list(zip(seats, labels)),
+        # Said once, in the page's head, rather than after the name in every sentence.
+        "unverified": [s for s in seats if s.unverified] if match.status != Match.Status.OPEN else [],
         "config_summary": spec.config_summary(match.config) + tables.time_terms(match),
         "standin_label": spec.builtin_bots[spec.standin][0] if spec.standin else "",
         "bot_port": settings.ARENA.get(f"{spec.slug.upper()}_PORT") if any(
