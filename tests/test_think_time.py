@@ -7,13 +7,16 @@ import re
 import sqlite3
 import time
 
+from tests.blokus_client import Player, random_move
 from tests.hanabi_client import HanabiClient
 from tests.human_client import Guest
+from tests.jass_bot_service import BotService
 from tests.ld_bot import LDBot, simple_move
 from tests.serverproc import wait_until
 
 #: The games' defaults, short: an answer after them would be forced without the table's time.
-ENV = {"HANABI_BOT_DEADLINE": "0.5", "LIARS_DICE_BOT_DEADLINE": "0.5"}
+ENV = {"HANABI_BOT_DEADLINE": "0.5", "LIARS_DICE_BOT_DEADLINE": "0.5", "JASS_BOT_DEADLINE": "0.5",
+       "BLOKUS_NO_TIMEOUT_HARD": "0.5"}
 #: The table's thinking time, and how late the slow bot answers: well past the game's default,
 #: well within the table's (the server stamps an answer when it reads it).
 THINK_S, SLOW_S = 6, 1.5
@@ -90,3 +93,49 @@ def test_liars_dice_a_slow_answer_within_the_tables_time_counts_and_one_past_it_
     assert not mine[0]["forced"] and mine[0]["think_ms"] >= SLOW_S * 1000, mine[0]
     assert mine[1]["forced"] and mine[1]["reason"] == f"no reply within {THINK_S} s", mine[1]
     assert mine[1]["think_ms"] >= (THINK_S - 0.1) * 1000, mine[1]
+
+
+def test_blokus_a_slow_move_within_the_tables_time_counts_and_silence_past_it_loses_by_hard_timeout(arena_factory):
+    arena = arena_factory(env=ENV)
+    moves = []
+
+    def decide(player, state, legal):
+        moves.append(state)
+        if len(moves) == 1:
+            time.sleep(SLOW_S)  # past BLOKUS_NO_TIMEOUT_HARD, within the table's time
+            return random_move(player, state, legal)
+        return None  # then silence
+
+    match_id = make_table(arena, "blokus", {"variant": "2021", "seat0": "open_bot", "seat1": "builtin:heuristic"})
+    player = Player(arena.blokus_port, game_type="swc_2021_blokus", decide=decide)
+    try:
+        mine = seat_events(arena, match_id, 0, 2)
+    finally:
+        player.close()
+    assert not mine[0]["forced"] and mine[0]["think_ms"] >= SLOW_S * 1000, mine[0]
+    assert mine[1]["forced"] and f"innerhalb von {THINK_S} Sekunden" in mine[1]["reason"], mine[1]
+    assert mine[1]["think_ms"] >= (THINK_S - 0.1) * 1000, mine[1]
+
+
+def test_jass_a_slow_service_within_the_tables_time_counts_and_one_past_it_is_forced(arena_factory):
+    arena = arena_factory(env=ENV)
+    service = BotService(slow_s=THINK_S + 3)
+    try:
+        # North answers its first call after 1.5 s, then at once; East always after 9 s.
+        ids = arena.shell(
+            "from django.contrib.auth.models import User; from games.arena.models import RegisteredBot\n"
+            "owner = User.objects.create_user('owner')\n"
+            f"late = RegisteredBot.objects.create(owner=owner, game='jass', name='late', shared=True, "
+            f"base_url='{service.url('late1500')}', path_style='kit')\n"
+            f"slow = RegisteredBot.objects.create(owner=owner, game='jass', name='slow', shared=True, "
+            f"base_url='{service.url('slow')}', path_style='kit')\n"
+            "print(late.pk, slow.pk)").split()[-2:]
+        match_id = make_table(arena, "jass", {"points_to_win": "1000", "seat0": f"registered:{ids[0]}",
+                                              "seat1": f"registered:{ids[1]}", "seat2": "builtin:random",
+                                              "seat3": "builtin:random"})
+        north, east = seat_events(arena, match_id, 0, 1), seat_events(arena, match_id, 1, 1)
+    finally:
+        service.close()
+    assert not north[0]["forced"] and north[0]["think_ms"] >= 1500, north[0]
+    assert east[0]["forced"] and east[0]["reason"] == f"no answer within {THINK_S} s", east[0]
+    assert east[0]["think_ms"] >= (THINK_S - 0.1) * 1000, east[0]
