@@ -210,3 +210,40 @@ def test_automatic_tables_take_their_pace_from_the_setting(settings):
     assert auto_pace() == 0.75
     settings.ARENA = {**settings.ARENA, "AUTO_TABLE_PACE": 99}
     assert auto_pace() == 10.0
+
+
+def test_the_automatic_table_plays_at_the_pace_the_setting_gives(arena_factory):
+    """Bots that connect and find no open seat gather at an automatic table, paced by
+    ARENA_AUTO_TABLE_PACE; its views a move apart no sooner than that."""
+    import sqlite3
+
+    from tests.ld_bot import LDBot
+
+    arena = arena_factory(env={"ARENA_AUTO_TABLE_PACE": "0.5"})
+    bots = [LDBot(arena.liars_dice_port, name) for name in ("auto-a", "auto-b")]
+    try:
+        def paces():
+            with sqlite3.connect(arena.data_dir / "arena.sqlite3") as db:
+                return db.execute("SELECT id, auto, pace_s FROM arena_match").fetchall()
+
+        (match_id, auto, pace), = wait_until(paces, 10, "the automatic table")
+        assert auto and pace == 0.5
+        watcher = Guest(arena.url, "watcher")
+
+        async def watch():
+            stamps = []
+            async with watcher.websocket(match_id) as ws:
+                while len(stamps) < 4:
+                    msg = json.loads(await asyncio.wait_for(ws.recv(), 30))
+                    if msg.get("type") == "match.view":
+                        stamps.append((msg["version"], msg["ts"]))
+                    elif msg.get("type") == "match.over":
+                        break
+            return stamps
+
+        stamps = asyncio.run(watch())
+        gaps = [b[1] - a[1] for a, b in zip(stamps, stamps[1:]) if b[0] == a[0] + 1]
+        assert gaps and min(gaps) >= 0.5 - 0.01, stamps
+    finally:
+        for bot in bots:
+            bot.close()
