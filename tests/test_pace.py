@@ -181,6 +181,8 @@ def test_the_form_keeps_pace_and_thinking_time_within_bounds_and_says_why(client
                              ("think_s", "-3", "from 1 to 600"), ("think_s", "9" * 40, "from 1 to 600")]:
         page = client.post("/tables/new/hanabi/", {**FORM, field: bad})
         assert page.status_code == 200 and said in page.content.decode(), (field, bad)
+        if field == "think_s":  # the form shows what was typed, to be corrected
+            assert f'name="think_s" min="1" max="600" step="1" value="{bad[:12]}"' in page.content.decode()
     assert not Match.objects.exists()
     form = client.get("/tables/new/hanabi/").content.decode()
     assert 'placeholder="10"' in form and "empty: the game's 10 s." in form  # HANABI_BOT_DEADLINE

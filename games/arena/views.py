@@ -227,6 +227,7 @@ def create_table(request, game: str):
                          for bot in RegisteredBot.objects.filter(seatable, game=game).select_related("owner")]
     values = {f.key: f.default for f in spec.config_fields}
     pace, think = tables.WATCHABLE, None
+    shown_think = None
     default_other = tables.OPEN_BOT if spec.listens else tables.BUILTIN_PREFIX + next(iter(spec.builtin_bots))
     choices = [default_other] * max_seats
     choices[spec.person_seat] = tables.ME
@@ -237,6 +238,7 @@ def create_table(request, game: str):
         again = tables.seat_choices_of(previous, sitter_for(request), default_other)
         choices[:len(again)] = again
         pace, think = previous.pace_s, None if previous.think_s is None else int(previous.think_s)
+        shown_think = think
     error = None
     if request.method == "POST":
         _take_nickname(request)
@@ -254,6 +256,7 @@ def create_table(request, game: str):
         choices = [request.POST.get(f"seat{i}", default_other) for i in range(max_seats)]
         pace, think, problem = _pace_and_think_time(request.POST, spec)
         error = error or problem
+        shown_think = think if think is not None else request.POST.get("think_s", "")[:12]  # as typed, if refused
         creator = creator_key(request)
         if error is None:
             error = creation_refused(request)
@@ -275,7 +278,7 @@ def create_table(request, game: str):
         "spec": spec, "values": values, "fields": spec.config_fields, "error": error, "sitter": sitter_for(request),
         "seats": [(i, spec.seat_label(values, i), choices[i]) for i in range(max_seats)],
         "seat_options": seat_options,
-        "paces": tables.PACES, "pace": pace, "think": think, "default_think": spec.bot_deadline(),
+        "paces": tables.PACES, "pace": pace, "think": shown_think, "default_think": spec.bot_deadline(),
         "min_think": tables.MIN_THINK_S, "max_think": tables.MAX_THINK_S,
     })
 
