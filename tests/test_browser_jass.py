@@ -24,6 +24,7 @@ from playwright.sync_api import expect
 
 from games.jass import rules
 from tests.browser_util import DESKTOP, PHONE, browser, new_page  # noqa: F401  (fixture)
+from tests.human_client import Guest
 from tests.jass_bot_service import BotService
 from tests.serverproc import wait_until
 
@@ -445,7 +446,8 @@ OVERLAP = """(sel) => { const a = document.querySelector(sel).getBoundingClientR
 
 def test_a_person_sits_south_at_the_bottom_and_the_dock_leaves_the_score_in_view(arena, browser):  # noqa: F811
     """The form seats a person South, where the table draws its own player (it labelled the
-    person N at the bottom); at 1280x800 the dock covers neither the score nor the facts."""
+    person N at the bottom); at 1280x800 the dock covers neither the score, the facts, the
+    scoreboard beside the table nor the person's own seat."""
     page = new_page(browser, viewport=DESKTOP)
     page.goto(arena.url + "/tables/new/jass/")
     expect(page.get_by_label(re.compile("^South"))).to_have_value("me")
@@ -456,18 +458,14 @@ def test_a_person_sits_south_at_the_bottom_and_the_dock_leaves_the_score_in_view
     expect(mine).to_have_class(re.compile(r"\bpos-bottom\b"))
     expect(mine.locator(".compass")).to_have_text("S")
     expect(page.get_by_test_id("turned")).to_have_count(0)
-    for phase in ("trump", "a card"):
-        prompt = page.locator("#actions .prompt", has_text=re.compile("a card|trump"))
-        prompt.wait_for(timeout=20_000)
-        if phase == "trump" and "trump" not in prompt.inner_text():
-            continue  # another player chose trump first
-        if phase == "a card":
-            expect(page.locator("#actions .prompt")).to_contain_text("a card", timeout=20_000)
-        for part in (".jass-scores", ".jass-info .facts", ".jass-seat.me"):
-            assert not page.evaluate(OVERLAP, part), f"the dock covers {part} ({phase})"
-        page.screenshot(path=f"/tmp/jass-south-{phase.replace(' ', '-')}-1280.png")
-        if phase == "trump":
-            page.locator("[data-trump]").first.click()
+    prompt = page.locator("#actions .prompt", has_text=re.compile("a card|trump"))
+    prompt.wait_for(timeout=20_000)
+    if "trump" in prompt.inner_text():  # the deal made Ann forehand: trump first
+        page.locator("#actions [data-trump]").first.click()
+    expect(page.locator("#actions .prompt")).to_contain_text("a card", timeout=20_000)
+    for part in (".jass-scores", ".jass-info .facts", ".jass-seat.me"):
+        assert not page.evaluate(OVERLAP, part), f"the dock covers {part}"
+    page.screenshot(path="/tmp/jass-south-a-card-1280.png")
     # Play the first game out: its scoreboard and summary join the side column, which the dock
     # (sticky at the bottom of the screen) covered at this size.
     scoreboard = page.get_by_test_id("scoreboard")
@@ -484,6 +482,29 @@ def test_a_person_sits_south_at_the_bottom_and_the_dock_leaves_the_score_in_view
     for part in ("[data-testid=scoreboard]", "[data-testid=deal-over]", ".jass-scores"):
         assert not page.evaluate(OVERLAP, part), f"the dock covers {part} after the first game"
     page.screenshot(path="/tmp/jass-south-game-2-1280.png")
+    assert page.errors == [], page.errors
+
+
+def test_at_1280x800_choosing_trump_leaves_ones_seat_and_the_score_in_view_and_names_every_trump(arena, browser):  # noqa: F811,E501
+    """Seed 0 deals so that South chooses trump first (checked with the rules here)."""
+    state = rules.new_state(rules.normalize_config({}), 0)
+    assert state.to_act() == (2,) and state.observation(2)["phase"] == "trump"
+    page = new_page(browser, viewport=DESKTOP)
+    page.goto(arena.url + "/tables/new/jass/")
+    page.get_by_label("Your nickname").fill("Ann")
+    page.get_by_label(re.compile("^West")).select_option("open_human")  # the table waits: its seed is set
+    page.get_by_role("button", name="Create table").click()
+    match_id = int(re.search(r"/matches/(\d+)/", page.url).group(1))
+    arena.shell(f"from games.arena.models import Match; Match.objects.filter(pk={match_id}).update(seed=0)")
+    Guest(arena.url, "Bob").join(match_id, 3)
+    buttons = page.locator("#actions .trump-button")
+    expect(buttons).to_have_count(7, timeout=20_000)  # six trumps and Push
+    for part in (".jass-scores", ".jass-info .facts", ".jass-seat.me"):
+        assert not page.evaluate(OVERLAP, part), f"the dock covers {part} while trump is chosen"
+    cut = buttons.evaluate_all("bs => bs.filter(b => !b.classList.contains('push')).map(b => b.querySelector('.label'))"
+                               ".filter(l => l.scrollWidth > l.clientWidth).map(l => l.textContent)")
+    assert cut == [], f"trump names cut short: {cut}"
+    page.screenshot(path="/tmp/jass-trump-1280.png")
     assert page.errors == [], page.errors
 
 

@@ -514,7 +514,8 @@
           el('span', {class: 'label'}, t.name),
           el('span', {class: 'sub'}, t.suit ? `${counts[t.suit] || 0} in hand` : t.hint))),
         view.forehand === -1 ? el('button', {class: 'trump-button push secondary', 'data-trump': 'push', onclick: () => ctx.act('push'),
-                                             'aria-label': `Push: ${ctx.name(partner)} chooses`},
+                                             'aria-label': `Push: ${ctx.name(partner)} chooses`,
+                                             title: `Push: ${ctx.name(partner)} chooses`},  // the dock may cut the name short
           el('span', {class: 'sym', 'aria-hidden': 'true'}, '⇄'), el('span', {class: 'label'}, 'Push'),
           el('span', {class: 'sub name'}, `${ctx.name(partner)} chooses`)) : null));
     } else if (req && !ctx.answered && req.kind === 'card' && view.phase === 'play') {
