@@ -7,10 +7,12 @@ The arena core is game-agnostic: everything it needs to know about a game is in 
    ``config_fields``, ``builtin_bots``, ``hidden_information``; ``new_state``,
    ``normalize_config``, ``num_seats``, ``limit_config``, ``auto_config``, and the form's
    :meth:`GameSpec.table_config` built on them.
-2. **People**: who plays for or against a person (``standin``, ``strongest_bot``) and what a
+2. **People**: who plays for or against a person (``standin``, ``strongest_bot``), where a
+   person sits unless they choose (``person_seat``) and what a
    person is asked and what their silence means (``human_auto_answer``, ``human_prompt``,
    ``human_timeout_answer``, ``human_action_ok``).
-3. **Bot access**: ``bot_access`` ("tcp", "websocket" or "http") and the hooks it calls for:
+3. **Bot access**: ``bot_access`` ("tcp", "websocket" or "http"), the default time a bot has
+   per move (``bot_deadline_setting``, :meth:`GameSpec.bot_deadline`) and the hooks it calls for:
    ``start_listener``, ``listener_settings_problem``, ``bot_socket_address``;
    ``http_bot_endpoint``, ``http_bot_probe``; the lobby's ``protocol_note``.
 4. **Files**: ``exports`` and ``export``; ``import_formats``, ``import_accept`` and
