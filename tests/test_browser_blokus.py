@@ -586,3 +586,38 @@ def test_a_person_plays_a_whole_game_against_the_heuristic_bot_while_a_guest_wat
     elapsed = time.monotonic() - started
     print(f"whole test: {elapsed:.1f} s")
     assert elapsed < 150
+
+
+#: Where each colour starts in the 2021 rules: the board's four corners (rows 1 and 20).
+CORNERS = [(0, 0), (19, 0), (0, 19), (19, 19)]
+UNCOVERED = """([x, y]) => { const cell = document.querySelector(`.bk-cell[data-x="${x}"][data-y="${y}"]`);
+  const r = cell.getBoundingClientRect();
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return r.top >= 0 && r.bottom <= innerHeight && !!hit && hit.closest('.bk-cell') === cell; }"""
+
+
+@pytest.mark.parametrize("height", [844, 700])
+def test_on_a_phone_the_whole_board_with_its_four_start_corners_is_above_the_dock_on_ones_turn(arena_factory, browser,
+                                                                                               height):  # noqa: F811
+    """Rows 18-20 (two start corners) were under the move dock on a 390 px phone.  Where the
+    page's head leaves room, nothing scrolls; where it does not (a shorter screen), the page
+    scrolls just enough to lift the board above the dock, its column letters still in view."""
+    arena = arena_factory(env={"ARENA_ROUND_PAUSE": "0", "ARENA_BUILTIN_DELAY": "0.05"})
+    page = new_page(browser, viewport={"width": 390, "height": height})
+    page.goto(arena.url + "/tables/new/blokus/")
+    page.get_by_label("Your nickname").fill("Ann")
+    page.get_by_label("Software-Challenge rules").select_option("2021")
+    page.get_by_label(re.compile(r"^Team ONE")).select_option("me")
+    page.get_by_label(re.compile(r"^Team TWO")).select_option("builtin:heuristic")
+    page.get_by_role("button", name="Create table").click()
+    page.locator("#actions .bk-tray-piece").first.wait_for()
+    board = page.locator(".bk-board-wrap").bounding_box()
+    dock = page.locator("#actions .bk-dock").bounding_box()
+    assert board["y"] >= 0 and board["y"] + board["height"] <= dock["y"] + 1, (board, dock)
+    for corner in CORNERS:
+        assert page.evaluate(UNCOVERED, list(corner)), f"corner {corner} is hidden"
+    if height == 844:
+        assert page.evaluate("window.scrollY") == 0
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"blokus-phone-390x{height}-first-turn.png"))
+    assert page.errors == [], page.errors

@@ -24,6 +24,7 @@ from playwright.sync_api import expect
 
 from games.jass import rules
 from tests.browser_util import DESKTOP, PHONE, browser, new_page  # noqa: F401  (fixture)
+from tests.human_client import Guest
 from tests.jass_bot_service import BotService
 from tests.serverproc import wait_until
 
@@ -382,6 +383,7 @@ def test_two_people_one_leaves_the_rule_based_bot_plays_for_her_until_she_is_bac
     ann, bob = new_page(browser), new_page(browser, viewport=PHONE)
     ann.goto(arena.url + "/tables/new/jass/")
     ann.get_by_label("Your nickname").fill("Ann")
+    ann.get_by_label(re.compile(r"^North")).select_option("me")
     ann.get_by_label(re.compile(r"^East")).select_option("builtin:random")
     ann.get_by_label(re.compile(r"^South")).select_option("open_human")
     ann.get_by_label(re.compile(r"^West")).select_option("builtin:random")
@@ -410,6 +412,7 @@ def test_the_replay_jumps_from_trick_to_trick_and_game_to_game(arena, browser): 
     page.locator("#id_max_deals").fill("2")  # games in the match
     for seat in ("North", "East", "South", "West"):
         page.get_by_label(re.compile("^" + seat)).select_option("builtin:random")
+    page.get_by_label("Pace").select_option("0.0")  # the replay is tried here, not the live match
     page.get_by_role("button", name="Create table").click()
     match_id = int(re.search(r"/matches/(\d+)/", page.url).group(1))
     wait_until(lambda: get_json(f"{arena.url}/api/matches/{match_id}/")["status"] == "finished", 30, "the match ends")
@@ -433,4 +436,89 @@ def test_the_replay_jumps_from_trick_to_trick_and_game_to_game(arena, browser): 
     page.get_by_role("button", name="‹ Previous trick").click()
     expect(pos).to_have_text(f"Step {ends['trick_over'][7]} of {total}")
     assert page.get_by_role("button", name=re.compile("round")).count() == 0
+    assert page.errors == [], page.errors
+
+
+OVERLAP = """(sel) => { const a = document.querySelector(sel).getBoundingClientRect();
+  const d = document.querySelector('#actions .jass-dock').getBoundingClientRect();
+  return a.left < d.right && d.left < a.right && a.top < d.bottom && d.top < a.bottom; }"""
+
+
+def test_a_person_sits_south_at_the_bottom_and_the_dock_leaves_the_score_in_view(arena, browser):  # noqa: F811
+    """The form seats a person South, where the table draws its own player (it labelled the
+    person N at the bottom); at 1280x800 the dock covers neither the score, the facts, the
+    scoreboard beside the table nor the person's own seat."""
+    page = new_page(browser, viewport=DESKTOP)
+    page.goto(arena.url + "/tables/new/jass/")
+    expect(page.get_by_label(re.compile("^South"))).to_have_value("me")
+    expect(page.get_by_label(re.compile("^North"))).not_to_have_value("me")
+    page.get_by_label("Your nickname").fill("Ann")
+    page.get_by_role("button", name="Create table").click()
+    mine = page.locator(".jass-seat.me")
+    expect(mine).to_have_class(re.compile(r"\bpos-bottom\b"))
+    expect(mine.locator(".compass")).to_have_text("S")
+    expect(page.get_by_test_id("turned")).to_have_count(0)
+    prompt = page.locator("#actions .prompt", has_text=re.compile("a card|trump"))
+    prompt.wait_for(timeout=20_000)
+    if "trump" in prompt.inner_text():  # the deal made Ann forehand: trump first
+        page.locator("#actions [data-trump]").first.click()
+    expect(page.locator("#actions .prompt")).to_contain_text("a card", timeout=20_000)
+    for part in (".jass-scores", ".jass-info .facts", ".jass-seat.me"):
+        assert not page.evaluate(OVERLAP, part), f"the dock covers {part}"
+    page.screenshot(path="/tmp/jass-south-a-card-1280.png")
+    # Play the first game out: its scoreboard and summary join the side column, which the dock
+    # (sticky at the bottom of the screen) covered at this size.
+    scoreboard = page.get_by_test_id("scoreboard")
+    deadline = time.monotonic() + 90
+    while not scoreboard.count():
+        assert time.monotonic() < deadline, "the first game did not end"
+        card = page.locator("#actions button.jcard.legal")
+        trump = page.locator("#actions [data-trump]")
+        if card.count():
+            card.first.click()
+        elif trump.count():
+            trump.first.click()
+        page.wait_for_timeout(100)
+    for part in ("[data-testid=scoreboard]", "[data-testid=deal-over]", ".jass-scores"):
+        assert not page.evaluate(OVERLAP, part), f"the dock covers {part} after the first game"
+    page.screenshot(path="/tmp/jass-south-game-2-1280.png")
+    assert page.errors == [], page.errors
+
+
+def test_at_1280x800_choosing_trump_leaves_ones_seat_and_the_score_in_view_and_names_every_trump(arena, browser):  # noqa: F811,E501
+    """Seed 0 deals so that South chooses trump first (checked with the rules here)."""
+    state = rules.new_state(rules.normalize_config({}), 0)
+    assert state.to_act() == (2,) and state.observation(2)["phase"] == "trump"
+    page = new_page(browser, viewport=DESKTOP)
+    page.goto(arena.url + "/tables/new/jass/")
+    page.get_by_label("Your nickname").fill("Ann")
+    page.get_by_label(re.compile("^West")).select_option("open_human")  # the table waits: its seed is set
+    page.get_by_role("button", name="Create table").click()
+    match_id = int(re.search(r"/matches/(\d+)/", page.url).group(1))
+    arena.shell(f"from games.arena.models import Match; Match.objects.filter(pk={match_id}).update(seed=0)")
+    Guest(arena.url, "Bob").join(match_id, 3)
+    buttons = page.locator("#actions .trump-button")
+    expect(buttons).to_have_count(7, timeout=20_000)  # six trumps and Push
+    for part in (".jass-scores", ".jass-info .facts", ".jass-seat.me"):
+        assert not page.evaluate(OVERLAP, part), f"the dock covers {part} while trump is chosen"
+    cut = buttons.evaluate_all("bs => bs.filter(b => !b.classList.contains('push')).map(b => b.querySelector('.label'))"
+                               ".filter(l => l.scrollWidth > l.clientWidth).map(l => l.textContent)")
+    assert cut == [], f"trump names cut short: {cut}"
+    page.screenshot(path="/tmp/jass-trump-1280.png")
+    assert page.errors == [], page.errors
+
+
+def test_a_person_who_chooses_north_is_drawn_at_the_bottom_and_told_the_table_is_turned(arena, browser):  # noqa: F811
+    page = new_page(browser, viewport=PHONE)
+    page.goto(arena.url + "/tables/new/jass/")
+    page.get_by_label("Your nickname").fill("Ann")
+    page.get_by_label(re.compile("^North")).select_option("me")
+    page.get_by_label(re.compile("^South")).select_option("builtin:random")
+    page.get_by_role("button", name="Create table").click()
+    mine = page.locator(".jass-seat.me")
+    expect(mine).to_have_class(re.compile(r"\bpos-bottom\b"))
+    expect(mine.locator(".compass")).to_have_text("N")
+    expect(page.get_by_test_id("turned")).to_have_text(
+        "You sit North: the table is turned so that you are at the bottom.")
+    page.screenshot(path="/tmp/jass-north-turned-phone.png")
     assert page.errors == [], page.errors

@@ -24,8 +24,10 @@ def get_json(url: str):
         return json.load(resp)
 
 
-def create_liars_dice(page, base: str, seats: list[str], nickname: str | None = None, dice: int = 3) -> int:
-    """Fill the create-table form (``seats``: one choice per seat) and return the match id."""
+def create_liars_dice(page, base: str, seats: list[str], nickname: str | None = None, dice: int = 3,
+                      pace: str | None = None) -> int:
+    """Fill the create-table form (``seats``: one choice per seat; ``pace``: the Pace choice's
+    value, else the form's) and return the match id."""
     page.goto(base + "/tables/new/liars_dice/")
     if nickname:
         page.get_by_label("Your nickname").fill(nickname)
@@ -33,6 +35,8 @@ def create_liars_dice(page, base: str, seats: list[str], nickname: str | None = 
     page.get_by_label("Dice per player").fill(str(dice))
     for i, choice in enumerate(seats, 1):
         page.get_by_label(f"Seat {i}").select_option(choice)
+    if pace is not None:
+        page.get_by_label("Pace").select_option(pace)
     page.get_by_role("button", name="Create table").click()
     return int(re.search(r"/matches/(\d+)/", page.url).group(1))
 
@@ -101,7 +105,7 @@ def test_the_last_person_leaving_ends_the_match_on_every_open_page_at_once(arena
 
 def test_the_replay_address_follows_the_step_and_play_has_speeds(arena, browser):  # noqa: F811
     page = new_page(browser)
-    match_id = create_liars_dice(page, arena.url, ["builtin:random", "builtin:random"], dice=4)
+    match_id = create_liars_dice(page, arena.url, ["builtin:random", "builtin:random"], dice=4, pace="0.0")
     wait_until(lambda: get_json(f"{arena.url}/api/matches/{match_id}/")["status"] == "finished", 20, "the match ends")
     total = get_json(f"{arena.url}/api/matches/{match_id}/replay/")["total"] - 1
     assert total >= 8
@@ -155,7 +159,7 @@ def test_jass_says_click_with_a_mouse_and_tap_on_a_touch_screen(arena, browser, 
     page = context.new_page()
     page.goto(arena.url + "/tables/new/jass/")
     page.get_by_label("Your nickname").fill("Ann")
-    for seat in ("East", "South", "West"):
+    for seat in ("North", "East", "West"):  # South: "Me", the form's choice
         page.get_by_label(re.compile(rf"^{seat}")).select_option("builtin:random")
     page.get_by_role("button", name="Create table").click()
     # Choose trump if asked first, then the first card is asked for.
@@ -178,7 +182,7 @@ def test_a_person_away_and_nobody_else_playing_is_told_when_the_match_ends_then_
     page = new_page(browser, viewport=PHONE)
     page.goto(arena.url + "/tables/new/jass/")
     page.get_by_label("Your nickname").fill("Ann")
-    for seat in ("East", "South", "West"):
+    for seat in ("North", "East", "West"):  # South: "Me", the form's choice
         page.get_by_label(re.compile(rf"^{seat}")).select_option("builtin:random")
     page.get_by_role("button", name="Create table").click()
     match_id = int(re.search(r"/matches/(\d+)/", page.url).group(1))

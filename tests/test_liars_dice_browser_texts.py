@@ -55,8 +55,9 @@ def test_the_replay_says_who_challenged_whose_bid(arena, browser):  # noqa: F811
     wait_until(lambda: all(b.closed.is_set() for b in bots), 20, "the match ends")
     (listing,) = get_json(f"{arena.url}/api/matches/?game=liars_dice")["results"]
     match = finished(arena, listing["id"])
-    # As the page names them: bots that connected without a key are marked unverified.
-    names = {s["index"]: s["name"] + (" (unverified)" if s["kind"] == "protocol" else "") for s in match["seats"]}
+    # As the page names them: plain names in its sentences; that the bots connected without a
+    # key is said once per name, in the page's head.
+    names = {s["index"]: s["name"] for s in match["seats"]}
     over = get_json(f"{arena.url}/api/matches/{match['id']}/replay/")["frames"][2]["happenings"][0]
     challenger, other = names[over["round_challenger"]], names[1 - over["round_challenger"]]
     assert over["bidder"] == over["round_challenger"] == over["round_loser"]
@@ -72,6 +73,8 @@ def test_the_replay_says_who_challenged_whose_bid(arena, browser):  # noqa: F811
         expect(moves).to_contain_text(f"(not placed: {challenger}'s challenge ended the round)")
         outcome = page.get_by_test_id("last-round").locator(".outcome")
         expect(outcome).to_contain_text(f"{challenger} challenged {challenger}'s own bid of 2 ×")
+        expect(page.get_by_test_id("unverified")).to_contain_text(f"{names[0]}, {names[1]} unverified")
+        assert "unverified" not in moves.inner_text() + outcome.inner_text()
         expect(outcome).to_contain_text(f"{challenger} loses a die.")
         assert "their own" not in outcome.text_content()
         page.screenshot(path=f"/tmp/ld-own-bid-{label}.png", full_page=True)

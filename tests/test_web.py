@@ -218,9 +218,10 @@ def test_play_a_bot_now_asks_a_new_guest_for_a_nickname_then_seats_them_against_
         ("human", "Newcomer", "", True), ("builtin", "Probability bot", "probability", True)]
     # Full, so the arena starts it at once; until then the page shows the visitor in their seat.
     assert re.search(r'<li class="mine" data-seat="0">.*?Newcomer', client.get(started.url).content.decode(), re.S)
-    # With a nickname, one click; Jass seats the person with three rule-based bots.
+    # With a nickname, one click; Jass seats the person South (drawn at the bottom) with three
+    # rule-based bots.
     jass = Match.objects.get(pk=int(client.post("/play/jass/").url.split("/")[2]))
-    assert [s.builtin_bot or s.display_name for s in jass.seats.order_by("index")] == ["Newcomer", "rules", "rules", "rules"]
+    assert [s.builtin_bot or s.display_name for s in jass.seats.order_by("index")] == ["rules", "rules", "Newcomer", "rules"]
     blokus = Match.objects.get(pk=int(client.post("/play/blokus/").url.split("/")[2]))
     assert [s.builtin_bot or s.display_name for s in blokus.seats.order_by("index")] == ["Newcomer", "heuristic"]
     assert client.post("/play/chess/").status_code == 404

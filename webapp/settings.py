@@ -221,6 +221,10 @@ ARENA = {
     # Pause between the end of a round and the next move_request when a person is seated, so
     # they can read the revealed dice (seconds; bots-only tables never wait).
     "ROUND_PAUSE": env_float("ARENA_ROUND_PAUSE", 2.5),
+    # The pace of the tables the server makes for connecting bots (automatic tables, prepared
+    # rooms): at least this many seconds a move (0 to 10; 0: full speed, as the original
+    # servers play).  Tables made on the web choose their own on the create-table form.
+    "AUTO_TABLE_PACE": env_float("ARENA_AUTO_TABLE_PACE", 0.0),
     # Built-in bots wait this long before answering when a person is seated (seconds).
     "BUILTIN_DELAY": env_float("ARENA_BUILTIN_DELAY", 0.8),
     # Blokus: how long a person has to place a piece or skip (seconds).

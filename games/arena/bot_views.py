@@ -56,7 +56,13 @@ class BotForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.fields["game"].choices = [(g.slug, g.title) for g in bot_games()]
         self.fields["base_url"].required = False
+        self.fields["path_style"].required = False  # not sent for a bot that connects (hidden)
         self.fields["base_url"].help_text += " (only for bots the server calls over HTTP)"
+        # The page shows the address and path style only while a game whose bots the server
+        # calls is chosen (bots.html); without scripts they stay, with the note above.
+        self.fields["game"].widget.attrs["data-http-games"] = " ".join(g.slug for g in http_games())
+        for name in ("base_url", "path_style"):
+            self.fields[name].widget.attrs["data-http-only"] = ""
 
     def clean_name(self):
         from games.names import clean_name
@@ -74,7 +80,10 @@ class BotForm(forms.ModelForm):
                 self.add_error("base_url", f"{registry.get(game).title} bots connect to the arena with a key: "
                                            "leave the address empty (or choose the game whose bots you serve)")
             data["base_url"] = ""  # it connects to us: no address to call
+            data["path_style"] = RegisteredBot.PathStyle.KIT  # unused; the model's default
             return data
+        if not data.get("path_style"):
+            self.add_error("path_style", "Choose the path style your bot service answers.")
         try:
             data["base_url"] = http_bots.check_url(data.get("base_url") or "")
         except ValueError as exc:

@@ -28,6 +28,12 @@ class Match(models.Model):
     omniscient = models.BooleanField(default=False)
     #: Only bots that presented their key (:mod:`games.arena.bot_keys`) may take its bot seats.
     verified_only = models.BooleanField(default=False)
+    #: The table's pace: the least time from one move's request to the next, in seconds (0:
+    #: full speed), so that spectators can follow a match of bots (:class:`MatchRunner`).
+    pace_s = models.FloatField(default=0.0)
+    #: The bots' thinking time per move at this table, in seconds; None: the game's default
+    #: deadline setting (``GameSpec.bot_deadline_setting``, e.g. ``HANABI_BOT_DEADLINE``).
+    think_s = models.FloatField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -7,10 +7,12 @@ The arena core is game-agnostic: everything it needs to know about a game is in 
    ``config_fields``, ``builtin_bots``, ``hidden_information``; ``new_state``,
    ``normalize_config``, ``num_seats``, ``limit_config``, ``auto_config``, and the form's
    :meth:`GameSpec.table_config` built on them.
-2. **People**: who plays for or against a person (``standin``, ``strongest_bot``) and what a
+2. **People**: who plays for or against a person (``standin``, ``strongest_bot``), where a
+   person sits unless they choose (``person_seat``) and what a
    person is asked and what their silence means (``human_auto_answer``, ``human_prompt``,
    ``human_timeout_answer``, ``human_action_ok``).
-3. **Bot access**: ``bot_access`` ("tcp", "websocket" or "http") and the hooks it calls for:
+3. **Bot access**: ``bot_access`` ("tcp", "websocket" or "http"), the default time a bot has
+   per move (``bot_deadline_setting``, :meth:`GameSpec.bot_deadline`) and the hooks it calls for:
    ``start_listener``, ``listener_settings_problem``, ``bot_socket_address``;
    ``http_bot_endpoint``, ``http_bot_probe``; the lobby's ``protocol_note``.
 4. **Files**: ``exports`` and ``export``; ``import_formats``, ``import_accept`` and
@@ -46,6 +48,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Callable, Collection, Mapping
+
+from django.conf import settings
 
 from games.base import Action, State
 from games.arena.seats import Answer
@@ -163,6 +167,10 @@ class GameSpec:
     #: The built-in bot that plays best, which the lobby's "Play a bot now" seats against a
     #: person (every other seat of the game's default table); None: no such button.
     strongest_bot: str | None = None
+    #: The seat a person takes unless they choose another ("Me" on the create-table form,
+    #: "Play a bot now"): where the game's table draws its own player, so the label and the
+    #: drawing agree (Jass draws you at the bottom: South).  By default the first seat.
+    person_seat: int = 0
 
     def human_auto_answer(self, state: State, seat: int) -> Answer | None:
         """An :class:`Answer` when a person has no real choice (the request is then not
@@ -198,10 +206,19 @@ class GameSpec:
     #: ``players`` list): a second player of a name already at the table is refused, a bot
     #: as the original refuses it (``PLAYER_ALREADY_EXISTS``), a person on the web form.
     unique_names: bool = False
+    #: The ``settings.ARENA`` key of the seconds a bot has per move by default (e.g.
+    #: ``"HANABI_BOT_DEADLINE"``); a table's own thinking time (``Match.think_s``, the
+    #: create-table form) replaces it for that match (:meth:`SeatEndpoint.use_think_time`).
+    #: "": the game's bots have no deadline (no such field on the form).
+    bot_deadline_setting: str = ""
     #: The lobby's line for bot authors (``{port}``, ``{host}``: the listener's address).
     protocol_note: str = ""
     #: How a connecting bot presents its key (games/arena/bot_keys.py), for the Bots page.
     key_note: str = ""
+
+    def bot_deadline(self) -> float | None:
+        """Seconds a bot has per move by default (:attr:`bot_deadline_setting`), or None."""
+        return float(settings.ARENA[self.bot_deadline_setting]) if self.bot_deadline_setting else None
 
     @property
     def listens(self) -> bool:

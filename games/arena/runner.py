@@ -109,13 +109,19 @@ class MatchRunner:
     with the step's answers including their ``detail`` (a watcher is server code and decides
     what it passes on).  :meth:`pause` holds the match before its next request (the state is
     published first); :meth:`step_once` lets one step through while paused.
+
+    ``pace_s`` (seconds, 0: full speed) is the table's pace: the least time from one step's
+    requests to the next step's, so that people can watch bots that answer in microseconds
+    (a 30-game table of built-in bots was over in 3 s).  The wait comes after a step is
+    applied, so each view stays up at least that long; a pause, an interruption or an
+    abandoned match cuts it short.  Time is :attr:`clock` (the loop's, in seconds).
     """
 
     def __init__(self, match_id: int, spec: GameSpec, config: dict, seed: int,
                  endpoints: list[SeatEndpoint], writer: EventWriter,
                  publish: Callable, omniscient: bool = False, round_pause_s: float = 0.0,
                  server_times: list | None = None, snapshot_every: int = 0, away_grace_s: float = 0.0,
-                 max_steps: int = 0, listening: Callable[[str], bool] | None = None):
+                 max_steps: int = 0, listening: Callable[[str], bool] | None = None, pace_s: float = 0.0):
         self.match_id = match_id
         self.spec = spec
         self.state = spec.new_state(config, seed)
@@ -126,6 +132,7 @@ class MatchRunner:
         self.humans = {i for i, ep in enumerate(endpoints) if isinstance(ep, HumanSeat)}
         self.omniscient = omniscient and not self.humans
         self.round_pause_s = round_pause_s if self.humans else 0.0
+        self.pace_s = pace_s
         self.server_times = server_times
         self.version = 0
         self.step = 0
@@ -161,6 +168,7 @@ class MatchRunner:
         self._asked: list = []  # the futures of the step in hand
         self._interrupted: tuple | None = None  # (seat, Answer) that ends the step in hand
         self._answered_at = 0.0  # when the last step's answers were in (perf_counter seconds)
+        self._asked_at = 0.0  # when the last step's requests went out (clock seconds)
 
     # --- watchers, pause and step -------------------------------------------------------------
     def add_watcher(self, watcher) -> None:
@@ -401,6 +409,7 @@ class MatchRunner:
             if self._must_stop():
                 break
             told = await self._round_pause(told)
+            await self._keep_pace()
         return self.state.result()
 
     def _begin(self) -> None:
@@ -448,6 +457,7 @@ class MatchRunner:
         futures: list = []
 
         def ask() -> None:
+            self._asked_at = self.clock()
             if self._interrupted is None:
                 futures.extend(self.endpoints[s].ask(self.state, s, self.version) for s in actors)
             self._asked = futures
@@ -522,6 +532,27 @@ class MatchRunner:
             await asyncio.sleep(self.round_pause_s)
             return Told.NOTHING
         return told
+
+    def clock(self) -> float:
+        """Now, in seconds of the loop's monotonic clock (the pace is measured on it)."""
+        return asyncio.get_running_loop().time()
+
+    async def _keep_pace(self) -> None:
+        """Wait until ``pace_s`` seconds have passed since the step's requests went out
+        (:attr:`clock`); at once when the match is over, abandoned or
+        interrupted (a pause wakes it too; the loop then holds in :meth:`_hold`)."""
+        while self.pace_s and not (self.abandoned or self._interrupted is not None or self.state.is_terminal()):
+            left = self._asked_at + self.pace_s - self.clock()
+            if left <= 0:
+                return
+            await self._nap(left)
+
+    async def _nap(self, seconds: float) -> None:
+        """Sleep ``seconds``, or less when :meth:`_wake` rings (pause, step, interrupt, abandon)."""
+        try:
+            await asyncio.wait_for(self._unpaused.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
 
     def close(self) -> None:
         """Release what the runner holds after :meth:`run` (returned, raised or was cancelled):

@@ -56,6 +56,13 @@ class SeatEndpoint:
     #: protocol that names the players (Hanabi's ``players``) reads them here.
     table_names: list[str] = []
 
+    def use_think_time(self, seconds: float) -> None:
+        """The table's thinking time per move (``Match.think_s``, seconds) replaces the game's
+        default deadline for this seat's requests (``GameSpec.bot_deadline_setting``).  The
+        arena calls it on bot seats (kind "protocol") before the match starts; each transport
+        that enforces a deadline implements it.  By default nothing changes (a built-in bot
+        answers at once; a person's deadline is the game's)."""
+
     def start(self, state: State, seat: int) -> None:
         """The match starts with ``state`` (before any request): e.g. a protocol's welcome."""
 

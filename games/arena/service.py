@@ -51,6 +51,14 @@ class NameTaken(ValueError):
     (games whose protocol tells players apart by name, e.g. Hanabi's ``target_player``)."""
 
 
+def auto_pace() -> float:
+    """The pace of the tables the server makes for connecting bots (automatic tables, prepared
+    rooms): ``ARENA_AUTO_TABLE_PACE`` seconds a move, held to 0 ..
+    :data:`~games.arena.tables.MAX_PACE` (0, full speed, by default: bots written for the
+    original servers expect their pace)."""
+    return min(max(float(settings.ARENA["AUTO_TABLE_PACE"]), 0.0), tables.MAX_PACE)
+
+
 class SeatingBusy(LookupError):
     """Too many connected bots are waiting to be seated at once (``ARENA_MAX_PENDING_SEATINGS``):
     this one is refused rather than queued behind them."""
@@ -231,7 +239,7 @@ class Arena:
             choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto))
             # Never the "every hand" view: nobody asked for it, and the bots seated here
             # could watch their own match.
-            await sync_to_async(tables.create_table)(game, auto, choices, None, auto=True)
+            await sync_to_async(tables.create_table)(game, auto, choices, None, auto=True, pace_s=auto_pace())
             seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config,
                                                               bot_id=endpoint.bot_id)
         if endpoint.gone:  # hung up while we looked for a seat
@@ -275,7 +283,7 @@ class Arena:
         if len(names) != spec.num_seats(spec.normalize_config(config)):
             raise ValueError(f"{spec.title} needs {spec.num_seats(spec.normalize_config(config))} slots")
         match = await sync_to_async(tables.create_table)(game, config, [tables.OPEN_BOT] * len(names), None,
-                                                         creator_key=creator_key)
+                                                         creator_key=creator_key, pace_s=auto_pace())
         seat_ids = await sync_to_async(tables.reserve_seats)(match.pk, names)
         codes = []
         for index, seat_id in enumerate(seat_ids):
@@ -483,7 +491,7 @@ class Arena:
         match_id = None
         try:
             match = await sync_to_async(tables.create_seated_table)(
-                game, config, [(b.display_name, b.bot_id) for b in bots])
+                game, config, [(b.display_name, b.bot_id) for b in bots], pace_s=auto_pace())
             match_id = match.pk
             self.starting.add(match_id)
             started = await sync_to_async(tables.try_start)(match_id)
@@ -558,6 +566,8 @@ class Arena:
                 endpoints.append(BuiltinSeat(names[s.index], policy, seed=match.seed + s.index, delay_s=delay))
         for ep in endpoints:
             ep.table_names = names
+            if match.think_s is not None and ep.kind == "protocol":
+                ep.use_think_time(match.think_s)
         runner = MatchRunner(match.pk, spec, match.config, match.seed, endpoints, self.writer,
                              self.layer.group_send, omniscient=match.omniscient,
                              round_pause_s=settings.ARENA["ROUND_PAUSE"], server_times=self.server_times,
@@ -565,7 +575,7 @@ class Arena:
                              away_grace_s=settings.ARENA["AWAY_GRACE"] * 60,
                              max_steps=settings.ARENA["MAX_STEPS"],
                              # The in-memory layer knows its groups; Redis's would cost a round trip.
-                             listening=getattr(self.layer, "has_members", None))
+                             listening=getattr(self.layer, "has_members", None), pace_s=match.pace_s)
         runner.paused = match.pk in self.start_paused
         runner.watchers = self.pending_watchers.pop(match.pk, [])
         self._forget(match.pk)

@@ -29,6 +29,19 @@ ME, OPEN_HUMAN, OPEN_BOT = "me", "open_human", "open_bot"
 BUILTIN_PREFIX = "builtin:"
 REGISTERED_PREFIX = "registered:"
 
+#: The create-table form's paces: (seconds per move at least, label).  "Watchable" is the
+#: form's choice unless the visitor picks another: bots answer in microseconds, and a match
+#: nobody can follow is no show (a 30-game table of built-in bots was over in 3 s).
+PACES = ((0.0, "Full speed (for testing)"), (0.5, "Watchable: 0.5 s a move"), (1.0, "Slow: 1 s a move"),
+         (2.0, "Very slow: 2 s a move"))
+WATCHABLE = 0.5
+#: The most a table's pace may be, in seconds (the automatic tables' setting is held to it).
+MAX_PACE = 10.0
+#: A table's thinking time per move for its bots, in whole seconds: up to 10 minutes, enough
+#: for a person on a bot protocol's client (HanabiFX); whole seconds, so that a server has at
+#: most this many deadline lengths (each has one timer: seats.Deadlines).
+MIN_THINK_S, MAX_THINK_S = 1, 600
+
 
 
 @dataclass
@@ -70,7 +83,7 @@ def may_seat(bot: RegisteredBot, sitter: Sitter | None) -> bool:
 
 def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitter | None,
                  *, auto: bool = False, omniscient: bool = False, creator_key: str = "",
-                 verified_only: bool = False) -> Match:
+                 verified_only: bool = False, pace_s: float = 0.0, think_s: int | None = None) -> Match:
     """Create an open table.
 
     ``seat_choices[i]`` is ``"me"``, ``"open_human"``, ``"open_bot"``, ``"builtin:<name>"`` or
@@ -84,9 +97,21 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     ``omniscient``: the creator asks that spectators of a bots-only table see hands that are no
     longer current (``State.revealed_observation``); never an automatic table.
     ``verified_only``: its open bot seats take only bots that presented their key.
+    ``pace_s``: the least seconds per move (0 to :data:`MAX_PACE`; 0: full speed);
+    ``think_s``: the bots' thinking time per move in whole seconds (:data:`MIN_THINK_S` to
+    :data:`MAX_THINK_S`), instead of the game's default deadline (None), for a game whose bots
+    have one (``GameSpec.bot_deadline_setting``).
     """
     spec = registry.get(game)
     config = spec.table_config(config)
+    if not 0.0 <= pace_s <= MAX_PACE:
+        raise ValueError(f"The pace must be from 0 to {MAX_PACE:g} s a move.")
+    if think_s is not None:
+        if not spec.bot_deadline_setting:
+            raise ValueError(f"{spec.title} bots have no thinking time to set.")
+        if isinstance(think_s, bool) or not isinstance(think_s, int) or not MIN_THINK_S <= think_s <= MAX_THINK_S:
+            raise ValueError(f"The bots' thinking time must be a whole number of seconds from {MIN_THINK_S} "
+                             f"to {MAX_THINK_S} ({MAX_THINK_S // 60} minutes).")
     if len(seat_choices) != spec.num_seats(config):
         raise ValueError(f"{spec.title} with this configuration has {spec.num_seats(config)} seats")
     if seat_choices.count(ME) > 1:
@@ -127,7 +152,7 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     with transaction.atomic():
         match = Match.objects.create(game=game, config=config, seed=secrets.randbits(62), auto=auto,
                                      omniscient=omniscient and not auto, creator_key=creator_key[:64],
-                                     verified_only=verified_only,
+                                     verified_only=verified_only, pace_s=pace_s, think_s=think_s,
                                      created_by_id=sitter.user_id if sitter else None)
         for seat in seats:
             seat.match = match
@@ -136,16 +161,29 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     return match
 
 
+def time_terms(match: Match) -> list[str]:
+    """The table's own pace and thinking time as short phrases for the lobby and the table
+    page, e.g. ``["paced: 0.5 s a move", "bots have 300 s to move"]``; nothing for full speed and the
+    game's default deadline."""
+    terms = []
+    if match.pace_s:
+        terms.append(f"paced: {match.pace_s:g} s a move")
+    if match.think_s is not None:
+        terms.append(f"bots have {match.think_s:g} s to move")
+    return terms
+
+
 def create_bot_table(game: str, sitter: Sitter, *, creator_key: str = "") -> Match:
     """"Play a bot now": an open table of ``game``'s default configuration (each form field's
-    default) with ``sitter`` at the first seat and the game's strongest built-in bot
+    default) with ``sitter`` at the game's person seat (``GameSpec.person_seat``) and the game's strongest built-in bot
     (``GameSpec.strongest_bot``) at every other.  Every seat is taken, so the arena starts it
     as soon as it hears of the table.  Raises ``ValueError`` for a game without such a bot."""
     spec = registry.get(game)
     if spec.strongest_bot not in spec.builtin_bots:
         raise ValueError(f"{spec.title} has no built-in bot to play against.")
     config = spec.table_config({f.key: f.default for f in spec.config_fields})
-    choices = [ME] + [BUILTIN_PREFIX + spec.strongest_bot] * (spec.num_seats(config) - 1)
+    choices = [BUILTIN_PREFIX + spec.strongest_bot] * spec.num_seats(config)
+    choices[spec.person_seat] = ME
     return create_table(game, config, choices, sitter, creator_key=creator_key)
 
 
@@ -368,14 +406,16 @@ def reserve_seats(match_id: int, names: list[str]) -> list[int]:
     return [seat.pk for seat in seats]
 
 
-def create_seated_table(game: str, config: dict, bots: list[tuple[str, int | None]]) -> Match:
+def create_seated_table(game: str, config: dict, bots: list[tuple[str, int | None]],
+                        pace_s: float = 0.0) -> Match:
     """An automatic table of ``game`` whose every seat is taken by a connected bot:
-    ``bots[index]`` is ``(name, registered bot id or None)``.  For a game whose automatic
-    table gathers its players itself (Hanabi's lobby) and starts it at once
+    ``bots[index]`` is ``(name, registered bot id or None)``, at ``pace_s`` (as
+    :func:`create_table`).  For a game whose automatic table gathers its players itself
+    (Hanabi's lobby) and starts it at once
     (:meth:`games.arena.service.Arena.start_gathered`).  Raises ``ValueError`` as
     :func:`create_table`."""
     with transaction.atomic():
-        match = create_table(game, config, [OPEN_BOT] * len(bots), None, auto=True)
+        match = create_table(game, config, [OPEN_BOT] * len(bots), None, auto=True, pace_s=pace_s)
         seats = list(Seat.objects.filter(match=match).order_by("index"))
         for seat, (name, bot_id) in zip(seats, bots):
             seat.occupied, seat.display_name, seat.registered_bot_id = True, clean_name(name) or name, bot_id

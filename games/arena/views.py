@@ -133,8 +133,8 @@ def play_bot_line(spec) -> str:
     if others == 1:
         return f"you against the {label}"
     teams = spec.teams(config)
-    if teams is not None:  # the first seat's partners are bots too
-        partners = len(next(seats for _, seats in teams if 0 in seats)) - 1
+    if teams is not None:  # the person's partners are bots too
+        partners = len(next(seats for _, seats in teams if spec.person_seat in seats)) - 1
         rivals = others - partners
         partner_text = f"a {label}" if partners == 1 else f"{_COUNTS.get(partners, partners)} {label}s"
         return f"you and {partner_text} against {_COUNTS.get(rivals, rivals)} {label}s"
@@ -234,14 +234,19 @@ def create_table(request, game: str):
         seat_options += [(f"{tables.REGISTERED_PREFIX}{bot.pk}", f"Registered bot: {bot.name} ({bot.owner.get_username()})")
                          for bot in RegisteredBot.objects.filter(seatable, game=game).select_related("owner")]
     values = {f.key: f.default for f in spec.config_fields}
+    pace, think = tables.WATCHABLE, None
+    shown_think = None
     default_other = tables.OPEN_BOT if spec.listens else tables.BUILTIN_PREFIX + next(iter(spec.builtin_bots))
-    choices = [tables.ME] + [default_other] * (max_seats - 1)
+    choices = [default_other] * max_seats
+    choices[spec.person_seat] = tables.ME
     previous = Match.objects.filter(pk=request.GET.get("again", "") if request.GET.get("again", "").isdigit() else 0,
                                     game=game).first()
     if previous is not None:  # "Play again": this match's settings and seats, for the form to confirm
         values.update({k: v for k, v in previous.config.items() if k in values})
         again = tables.seat_choices_of(previous, sitter_for(request), default_other)
         choices[:len(again)] = again
+        pace, think = previous.pace_s, None if previous.think_s is None else int(previous.think_s)
+        shown_think = think
     error = None
     if request.method == "POST":
         _take_nickname(request)
@@ -257,6 +262,9 @@ def create_table(request, game: str):
             except ValueError:
                 error = f"{f.label} must be a whole number."
         choices = [request.POST.get(f"seat{i}", default_other) for i in range(max_seats)]
+        pace, think, problem = _pace_and_think_time(request.POST, spec)
+        error = error or problem
+        shown_think = think if think is not None else request.POST.get("think_s", "")[:12]  # as typed, if refused
         creator = creator_key(request)
         if error is None:
             error = creation_refused(request)
@@ -266,7 +274,8 @@ def create_table(request, game: str):
                 match = tables.create_table(game, config, choices[:spec.num_seats(config)], sitter_for(request),
                                             omniscient=request.POST.get("omniscient") == "on",
                                             creator_key=creator,
-                                            verified_only=spec.listens and request.POST.get("verified_only") == "on")
+                                            verified_only=spec.listens and request.POST.get("verified_only") == "on",
+                                            pace_s=pace, think_s=think)
             except ValueError as exc:
                 error = str(exc)
                 creation_failed(request)
@@ -277,7 +286,33 @@ def create_table(request, game: str):
         "spec": spec, "values": values, "fields": spec.config_fields, "error": error, "sitter": sitter_for(request),
         "seats": [(i, spec.seat_label(values, i), choices[i]) for i in range(max_seats)],
         "seat_options": seat_options,
+        "paces": tables.PACES, "pace": pace, "think": shown_think, "default_think": spec.bot_deadline(),
+        "min_think": tables.MIN_THINK_S, "max_think": tables.MAX_THINK_S,
     })
+
+
+def _pace_and_think_time(post, spec) -> tuple[float, int | None, str | None]:
+    """The create-table form's ``pace`` (one of :data:`tables.PACES`' seconds; a request
+    without it, as scripts written before the field send, plays at full speed as tables
+    did then) and ``think_s`` (whole seconds from :data:`tables.MIN_THINK_S` to
+    :data:`tables.MAX_THINK_S`; blank: the game's default): ``(pace, think, error or None)``."""
+    pace, think, error = 0.0, None, None
+    raw = post.get("pace", "").strip()
+    if raw:
+        try:
+            pace = float(raw)
+        except ValueError:
+            pace = -1.0
+        if pace not in dict(tables.PACES):
+            pace, error = tables.WATCHABLE, f"Pace: choose one of {', '.join(label for _, label in tables.PACES)}."
+    raw = post.get("think_s", "").strip()
+    if raw and spec.bot_deadline_setting:
+        if raw.isascii() and raw.isdigit() and tables.MIN_THINK_S <= int(raw[:6]) <= tables.MAX_THINK_S:
+            think = int(raw)
+        else:
+            error = error or (f"Bots' thinking time: a whole number of seconds from {tables.MIN_THINK_S} to "
+                              f"{tables.MAX_THINK_S}, or empty for the game's {spec.bot_deadline():g} s.")
+    return pace, think, error
 
 
 def match_page(request, match_id: int):
@@ -296,7 +331,9 @@ def match_page(request, match_id: int):
     return render(request, "arena/match.html", {
         "match": match, "spec": spec, "seats": seats, "sitter": sitter, "my_seat": my_seat,
         "seat_labels": labels, "seat_rows": list(zip(seats, labels)),
-        "config_summary": spec.config_summary(match.config),
+        # Said once, in the page's head, rather than after the name in every sentence.
+        "unverified": [s for s in seats if s.unverified] if match.status != Match.Status.OPEN else [],
+        "config_summary": spec.config_summary(match.config) + tables.time_terms(match),
         "standin_label": spec.builtin_bots[spec.standin][0] if spec.standin else "",
         "bot_port": settings.ARENA.get(f"{spec.slug.upper()}_PORT") if any(
             s.kind == Seat.Kind.PROTOCOL and not s.occupied for s in seats) else None,

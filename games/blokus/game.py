@@ -93,6 +93,7 @@ class BlokusSpec(GameSpec):
 
     # ---- Bot access
     bot_access = "tcp"
+    bot_deadline_setting = "BLOKUS_NO_TIMEOUT_HARD"
     key_note = 'Add it to your join as an attribute: <join gameType="swc_2021_blokus" key="arena-key-…"/> (or <joinRoom roomId="…" key="…"/>).'
     protocol_note = ("Bots: connect over TCP to port {port} with the Software-Challenge XML protocol (game "
                      "type swc_2021_blokus or swc_2027_blokus). A bot takes the oldest open bot seat of its "

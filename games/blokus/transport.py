@@ -578,6 +578,7 @@ class BlokusClient(SeatEndpoint):
         self.match_id: int | None = None
         self.joined_sent = False
         self.can_timeout = False
+        self.think_s: float | None = None  # the table's thinking time (use_think_time)
         self.variant = "2021"
         self.request: TimedRequest | None = None
         self.asked_state = None
@@ -908,12 +909,20 @@ class BlokusClient(SeatEndpoint):
         self.conn.write(protocol.welcome(room.room_id, seat))
         self.conn.write(room.memento(state, self.listener.names(self.match_id)))
 
+    def use_think_time(self, seconds: float) -> None:
+        """The table's thinking time is this seat's hard limit per move (instead of
+        ``BLOKUS_NO_TIMEOUT_HARD``, or ``BLOKUS_HARD_TIMEOUT`` for a prepared slot that can
+        time out, whose soft limit stays the contest's)."""
+        self.think_s = seconds
+
     def ask(self, state, seat: int, version: int) -> "asyncio.Future[Answer]":
         self.seat = seat
         if self.disconnected:
             return resolved(_forfeit("LEFT", LEFT_REASON, self.left_detail or "disconnected"))
         self.asked_state = state
         limit = self.listener.hard_timeout if self.can_timeout else self.listener.no_timeout_hard
+        if self.think_s is not None:
+            limit = self.think_s
         self.request = TimedRequest(limit, lambda: self._timed_out(limit))
         if not self.conn.write(self.listener.room(self.match_id).move_request(state.variant)):
             self._fail_request(_forfeit("LEFT", LEFT_REASON, "not reading what the server sends"))

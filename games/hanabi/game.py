@@ -51,6 +51,7 @@ class HanabiSpec(GameSpec):
 
     # ---- Bot access
     bot_access = "websocket"
+    bot_deadline_setting = "HANABI_BOT_DEADLINE"
     key_note = 'Add it to your CONNECTION_REQUEST: {"msg_type": "CONNECTION_REQUEST", "name": "my-bot", "key": "arena-key-…"}.'
     protocol_note = ("Bots: connect a WebSocket to port {port} (any path), JSON as the original Hanabi server. "
                      "A bot takes the oldest open bot seat, or joins the automatic table; any player there "

@@ -373,6 +373,10 @@ class HanabiBot(SeatEndpoint):
         if not self.gone:
             self.conn.write(protocol.game_start_response(state.observation(seat), self.names))
 
+    def use_think_time(self, seconds: float) -> None:
+        """The table's thinking time replaces ``HANABI_BOT_DEADLINE`` for this seat."""
+        self.deadline_s = seconds
+
     def ask(self, state, seat: int, version: int) -> "asyncio.Future[Answer]":
         if self.gone:
             return resolved(Answer(forced_discard(state, seat), True, "disconnected"))

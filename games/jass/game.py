@@ -36,6 +36,7 @@ class JassSpec(GameSpec):
     # ---- People
     standin = "rules"
     strongest_bot = "rules"
+    person_seat = 2  # South: the table draws its own player at the bottom
 
     def human_prompt(self, state: rules.JassState, seat: int) -> tuple[str, float]:
         """A person declares trump (or pushes) or plays a card within the human deadline."""
@@ -51,6 +52,7 @@ class JassSpec(GameSpec):
 
     # ---- Bot access
     bot_access = "http"
+    bot_deadline_setting = "JASS_BOT_DEADLINE"
     protocol_note = "The server calls registered bot services over HTTP (JSON V0.2)."
 
     http_bot_endpoint = staticmethod(transport.endpoint_for)

@@ -46,6 +46,10 @@ class JassHttpBot(SeatEndpoint):
         self.rng = random.Random()
         self._pending: set[asyncio.Task] = set()
 
+    def use_think_time(self, seconds: float) -> None:
+        """The table's thinking time replaces ``JASS_BOT_DEADLINE`` for this seat."""
+        self.deadline_s = seconds
+
     def ask(self, state: rules.JassState, seat: int, version: int) -> "asyncio.Future[Answer]":
         obs = state.observation(seat)
         kind = protocol.request_kind(obs)

@@ -94,6 +94,7 @@ class LiarsDiceSpec(GameSpec):
 
     # ---- Bot access
     bot_access = "tcp"
+    bot_deadline_setting = "LIARS_DICE_BOT_DEADLINE"
     # Course bots read one line per recv(); the reference server's pace gives them that.
     requests_read_apart = True
     key_note = 'Send it with your name, as the first line: {"name": "my-bot", "key": "arena-key-…"}.'

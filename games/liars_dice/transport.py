@@ -233,6 +233,10 @@ class LiarsDiceBot(SeatEndpoint):
             asyncio.get_running_loop().create_task(self.arena.bot_left(self.seat_id))
 
     # --- the runner's side ------------------------------------------------------------------
+    def use_think_time(self, seconds: float) -> None:
+        """The table's thinking time replaces ``LIARS_DICE_BOT_DEADLINE`` for this seat."""
+        self.deadline_s = seconds
+
     def ask(self, state, seat: int, version: int) -> "asyncio.Future[Answer]":
         if self.gone:
             return resolved(Answer(None, True, "disconnected"))

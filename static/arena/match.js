@@ -329,9 +329,9 @@ const Arena = {
       // A countdown for another seat's person, or null when they have no open request.
       othersCountdown: (seat) => (!this.replay && this.deadlines && this.deadlines[seat] !== undefined
         ? el('span', {class: 'countdown', 'data-seat': String(seat), title: 'seconds left'}) : null),
-      // A bot that connected without its key is only what it says it is: marked so everywhere.
+      // A bot that connected without its key is marked once, in the page's head, not in every
+      // sentence that names it.
       name: (seat) => ((this.data.seats[seat] && this.data.seats[seat].name) || `Seat ${seat + 1}`)
-        + (this.data.seats[seat] && this.data.seats[seat].unverified ? ' (unverified)' : '')
         + (!this.replay && (this.away || []).includes(seat) ? ' (away)' : ''),
     };
   },

@@ -656,6 +656,7 @@
     ui.active = !!(ctx.request && !ctx.answered && !ctx.replay && !view.terminal && isSeat(ctx.mySeat)
                    && view.current_seat === ctx.mySeat && colorOf(view));
     const key = ui.active ? `${ctx.request.version}:${colorOf(view)}` : null;
+    const fresh = key !== ui.key && ui.active;
     if (key !== ui.key) {  // a new request: a fresh selection
       ui.key = key;
       ui.kind = null;
@@ -684,6 +685,19 @@
         renderStepMoves(view, ctx), renderHints(ctx), renderPiecesLeft(view, ctx))));
     renderDock(view, ctx);
     updatePreview();
+    if (fresh) keepBoardAboveDock();
+  }
+
+  // The dock sits at the bottom of the screen; where the page's head leaves too little room
+  // (a phone, a tall header) it covers the board's last rows, two start corners among them.
+  // When a turn begins, scroll just enough to lift the whole board above the dock, as long as
+  // its top (with the column letters) stays in view; when it fits, nothing moves.
+  function keepBoardAboveDock() {
+    const wrap = ui.ctx.board.querySelector('.bk-board-wrap');
+    if (!wrap || !ui.dock) return;
+    const box = wrap.getBoundingClientRect();
+    const covered = Math.ceil(box.bottom - ui.dock.getBoundingClientRect().top) + 4;
+    if (covered > 4 && box.top - covered >= 0) window.scrollBy(0, covered);
   }
 
   // Replay jumps: a step whose move ends a round (the next colour to move is in a later

@@ -30,6 +30,8 @@
     {code: 5, symbol: '⬆', name: 'Une-Ufe', hint: 'Six high'},
   ];
   const SEAT_LETTER = ['N', 'E', 'S', 'W'];
+  const SEAT_NAME = ['North', 'East', 'South', 'West'];
+  const SOUTH = 2;  // the seat drawn at the bottom when the table is not turned
   const TEAM_LABEL = ['N-S', 'E-W'];
   // Strength within a suit, by rank index (A K Q J 10 9 8 7 6); higher wins.
   const TRUMP_STRENGTH = [6, 5, 4, 8, 3, 7, 2, 1, 0];  // J 9 A K Q 10 8 7 6
@@ -136,7 +138,7 @@
   // rotated so that your own seat is at the bottom.  Play runs counter-clockwise, so the
   // player after you (seat + 3) sits on your right and your partner (seat + 2) opposite.
   function position(seat, ctx) {
-    const bottom = ctx.mySeat === null || ctx.mySeat === undefined ? 2 : ctx.mySeat;
+    const bottom = ctx.mySeat === null || ctx.mySeat === undefined ? SOUTH : ctx.mySeat;
     return ['bottom', 'left', 'top', 'right'][(seat - bottom + 4) % 4];
   }
 
@@ -230,6 +232,11 @@
       facts.unshift(el('span', {class: 'fact trump-fact', 'data-testid': 'trump'}, 'Trump: ',
         el('b', {}, view.forehand === 0 ? `${who(ctx, view.forehand_player)} pushed to ${whom(ctx, view.current_player)}` : 'not chosen yet')));
     }
+    // South sits at the bottom; a person at another seat sees the table turned, and is told so.
+    if (ctx.mySeat !== null && ctx.mySeat !== undefined && ctx.mySeat !== SOUTH && !ctx.replay) {
+      facts.push(el('span', {class: 'fact turned', 'data-testid': 'turned'},
+        `You sit ${SEAT_NAME[ctx.mySeat]}: the table is turned so that you are at the bottom.`));
+    }
     return el('div', {class: 'facts'}, facts);
   }
 
@@ -303,7 +310,7 @@
     const kind = (ctx.seats[seat] || {}).kind;
     return el('div', {class: classes.join(' '), 'data-seat': seat},
       el('div', {class: 'seat-head'},
-        el('span', {class: 'compass', title: ['North', 'East', 'South', 'West'][seat]}, SEAT_LETTER[seat]),
+        el('span', {class: 'compass', title: SEAT_NAME[seat]}, SEAT_LETTER[seat]),
         el('span', {class: 'name', title: ctx.name(seat)}, ctx.name(seat)),
         me ? el('span', {class: 'tag'}, 'you') : (kind && kind !== 'human' ? el('span', {class: 'tag'}, 'bot') : null),
         view.terminal && view.dealt ? null : el('span', {class: 'count'}, `${n} ${n === 1 ? 'card' : 'cards'}`)),
@@ -507,7 +514,8 @@
           el('span', {class: 'label'}, t.name),
           el('span', {class: 'sub'}, t.suit ? `${counts[t.suit] || 0} in hand` : t.hint))),
         view.forehand === -1 ? el('button', {class: 'trump-button push secondary', 'data-trump': 'push', onclick: () => ctx.act('push'),
-                                             'aria-label': `Push: ${ctx.name(partner)} chooses`},
+                                             'aria-label': `Push: ${ctx.name(partner)} chooses`,
+                                             title: `Push: ${ctx.name(partner)} chooses`},  // the dock may cut the name short
           el('span', {class: 'sym', 'aria-hidden': 'true'}, '⇄'), el('span', {class: 'label'}, 'Push'),
           el('span', {class: 'sub name'}, `${ctx.name(partner)} chooses`)) : null));
     } else if (req && !ctx.answered && req.kind === 'card' && view.phase === 'play') {

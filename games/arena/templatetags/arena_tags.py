@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import template
 
-from games.arena import queries, registry
+from games.arena import queries, registry, tables
 
 register = template.Library()
 
@@ -17,3 +17,9 @@ def result_sides(match):
     except KeyError:
         return None
     return queries.result_sides(match, spec)
+
+
+@register.filter
+def time_terms(match):
+    """A table's own pace and thinking time (:func:`games.arena.tables.time_terms`)."""
+    return tables.time_terms(match)
