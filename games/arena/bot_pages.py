@@ -276,9 +276,9 @@ def summary(seats: Q, subject: str, game: str, *, show_detail: bool, opponent: s
     if rating is not None:
         for change in (RatingChange.objects.filter(rating=rating, match_id__in=match_ids)
                        .select_related("match").order_by("match__finished_at", "match_id")):
-            chart.append({"match": change.match_id, "mu": round(change.mu_after, 4),
-                          "sigma": round(change.sigma_after, 4),
-                          "ordinal": round(change.mu_after - 3 * change.sigma_after, 4),
+            # Stored values, rounded only where shown (ratings.shown), as every rating figure.
+            chart.append({"match": change.match_id, "mu": change.mu_after, "sigma": change.sigma_after,
+                          "ordinal": change.mu_after - 3 * change.sigma_after,
                           "finished": change.match.finished_at.isoformat() if change.match.finished_at else None})
 
     # Recent matches.
