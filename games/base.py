@@ -1,4 +1,4 @@
-"""The rules interface every game implements (DESIGN.md, layer 1).
+"""The rules interface every game implements (docs/architecture.md, "Layers").
 
 Pure Python: no Django, no I/O.  The shape follows OpenSpiel's Game/State API, with one
 generalisation: a step may ask several seats at once (Liar's Dice asks every player on every

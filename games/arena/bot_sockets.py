@@ -1,4 +1,4 @@
-"""Bots over WebSocket (DESIGN.md, layer 3): a Channels consumer as the transport.
+"""Bots over WebSocket (docs/architecture.md, "Processes"): a Channels consumer as the transport.
 
 Two halves that talk only through the channel layer, so that the consumer may run in a web
 process and the match in the arena process (the scaled deployment), or both in one (the
@@ -15,7 +15,7 @@ default server):
 
 A game offers its handler with :meth:`SocketGames.register` (``make_handler(connection)``,
 the handler having ``on_frame(text)`` and ``on_close()``); its port is the GameSpec's
-``bot_socket_port()`` (served by ``manage.py serve``, every path) and, on the main port,
+``bot_socket_address()`` (served by ``manage.py serve``, every path) and, on the main port,
 ``/ws/bots/<game>/``.
 """
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Browser WebSockets for playing and watching (DESIGN.md, layer 5).
+"""Browser WebSockets for playing and watching (docs/architecture.md, "The runner" and "Who
+may see what").
 
 ``/ws/matches/<id>/``: a person seated at the match gets that seat's views (their own hidden
 information, their open request) and may send moves; everyone else gets the public views.

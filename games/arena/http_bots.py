@@ -1,5 +1,5 @@
-"""Calling bots over HTTP (DESIGN.md, layer 3): one shared httpx client with keep-alive, and
-the guards that untrusted bot URLs need.
+"""Calling bots over HTTP (docs/architecture.md, "Layers"): one shared httpx client with
+keep-alive, and the guards that untrusted bot URLs need.
 
 - http and https only; a bot URL carries no user name or password;
 - the response body is read up to :data:`MAX_RESPONSE_BYTES` and no further;

@@ -1,5 +1,5 @@
 """Replays, derived from the event log: ``(game, config, seed, events)`` re-run through the
-rules gives every state of a match again (DESIGN.md, "Data").
+rules gives every state of a match again (docs/architecture.md, "Replays, downloads and imports").
 
 So that reading a long match costs the same wherever one looks, a finished
 match also keeps :class:`~games.arena.models.Snapshot` rows, the rules state every

@@ -1,4 +1,4 @@
-"""The match runner: the single owner of a match's state (DESIGN.md, layer 4).
+"""The match runner: the single owner of a match's state (docs/architecture.md, "The runner").
 
 One asyncio task per match.  Each step it asks every seat that must act (their endpoints
 enforce their own deadlines and the protocol's rule for bad answers), appends the answers to

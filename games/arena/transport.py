@@ -1,4 +1,5 @@
-"""Line-framed TCP for bots (DESIGN.md, layer 3): bounded reads, bounded writes, no rules.
+"""Line-framed TCP for bots: bounded reads, bounded writes, no rules (docs/architecture.md,
+"Layers" and "Bounds and admission").
 
 :class:`LineConnection` splits the byte stream on ``\\n`` whatever the TCP reads look like
 (split or merged messages), refuses lines over the bound without buffering them, and hands
