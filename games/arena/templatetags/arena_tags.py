@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import template
 
-from games.arena import queries, ratings, registry
+from games.arena import queries, registry
 
 register = template.Library()
 
@@ -17,10 +17,3 @@ def result_sides(match):
     except KeyError:
         return None
     return queries.result_sides(match, spec)
-
-
-@register.filter
-def rating(value):
-    """``{{ rating.mu|rating }}``: a rating figure as :func:`games.arena.ratings.shown` writes
-    it (the stored value, not one already rounded), "–" for none."""
-    return "–" if value is None else ratings.shown(value)
