@@ -676,3 +676,27 @@ def test_a_field_the_schema_does_not_declare_is_an_error_not_dropped(client, dat
     monkeypatch.setattr(api, "seat_summary", lambda seat: {**queries.seat_summary(seat), "undeclared": 1})
     with pytest.raises(pydantic.ValidationError, match="undeclared"):
         client.get(f"/api/matches/{data['ld'].pk}/")
+
+
+def test_the_documents_texts_are_commonmark_so_placeholders_show(client):
+    """OpenAPI's descriptions are CommonMark, as Swagger UI renders them: a bare ``<token>``
+    or ``<id>`` would be an HTML tag there and vanish (summaries are plain text, left as they
+    are).  The docs page shows them as written."""
+    doc = client.get("/api/openapi.json").json()
+    texts = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            texts.extend(v for k, v in node.items() if k == "description" and isinstance(v, str))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(doc)
+    assert "Authorization: Bearer \\<token\\>, answers" in doc["info"]["description"]
+    assert any("/api/bots/\\<id\\>/" in t for t in texts)
+    assert not [t for t in texts if re.search(r"(?<!\\)[<>]", t)], "an unescaped < or > in the document's texts"
+    html = client.get("/api/docs").content.decode()
+    assert "Authorization: Bearer &lt;token&gt;, answers" in html and "\\&lt;" not in html

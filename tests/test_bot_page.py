@@ -169,3 +169,19 @@ def test_the_chart_is_drawn_in_a_browser(arena_factory, browser, tmp_path):
         page.screenshot(path=str(shots / f"bot-page-{width}.png"), full_page=True)
         assert page.errors == []
         page.context.close()
+
+
+def test_a_rating_reads_the_same_on_the_bot_page_the_leaderboard_and_the_owners_page(world):
+    """22.3649 is 22.36 everywhere (rounding it to 22.365 first, as the leaderboard's row did,
+    made the leaderboard say 22.37)."""
+    bot, owner = world["a"], world["owner"]
+    Rating.objects.filter(registered_bot=bot).update(mu=22.3649, sigma=1.2349)
+    RatingChange.objects.filter(rating__registered_bot=bot).update(mu_after=22.3649, sigma_after=1.2349)
+    played("liars_dice", {"players": 2}, [("user", owner), ("builtin", "random")], {"scores": [2, 0], "winner": 0})
+    Rating.objects.filter(user=owner).update(mu=22.3649, sigma=1.2349)
+    ordinal = f"{22.3649 - 3 * 1.2349:.2f}"  # 18.66 (18.6602)
+    for url, name in ((f"/bots/{bot.pk}/", "bot page"), ("/leaderboard/liars_dice/", "leaderboard"),
+                      ("/people/owner/", "person page")):
+        text = re.sub(r"<[^>]+>|\s+", " ", Client().get(url).content.decode())
+        assert "22.36 ± 1.23" in text and "22.37" not in text and "1.24" not in text, name
+        assert ordinal in text, name

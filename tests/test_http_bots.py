@@ -164,3 +164,18 @@ def test_urls_httpx_cannot_use_are_refused_at_registration():
 def test_nesting_depth_is_counted_outside_strings():
     assert http_bots.json_too_deep(b"[" * 40 + b"]" * 40)
     assert not http_bots.json_too_deep(b'{"card": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}')
+
+
+def test_an_answer_other_than_200_is_said_in_words_with_a_short_plain_excerpt():
+    from games.arena.answer_text import status_words
+
+    nginx = ("<html>\r\n<head><title>502 Bad Gateway</title><style>body{}</style></head>\r\n<body>\r\n"
+             "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.25</center>\r\n</body>\r\n</html>")
+    assert str(status_words(502, nginx)) == "HTTP status 502 Bad Gateway (expected 200), answering “502 Bad Gateway nginx/1.25”"
+    page = "<!DOCTYPE html><p>Use <b>POST</b>&nbsp;here &amp; now</p>" + "<p>more</p>" * 100
+    said = str(status_words(405, page))
+    assert said.startswith("HTTP status 405 Method Not Allowed (expected 200), answering “Use POST here & now more")
+    assert said.endswith("…”") and "<" not in said and len(said) < 200
+    assert str(status_words(400, '{"error":\n\t"player not found"}')) == \
+        'HTTP status 400 Bad Request (expected 200), answering “{"error": "player not found"}”'
+    assert str(status_words(599, "")) == "HTTP status 599 (expected 200) with an empty answer"

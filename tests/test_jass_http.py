@@ -300,6 +300,10 @@ async def test_probe_says_what_to_check_on_404_405_and_the_kits_400(kit_service)
     assert ok["ok"], ok["verdict"]
     wrong_style = await probe(kit_service + "/kitrandom", "seed")
     assert wrong_style["status"] == 404 and "check the path style" in wrong_style["verdict"]
+    # Flask's 404 page, said in words: the status with its name and the page's text, no markup.
+    assert wrong_style["verdict"].startswith("HTTP status 404 Not Found (expected 200), answering “Not Found The "
+                                             "requested URL was not found on the server."), wrong_style["verdict"]
+    assert "<" not in wrong_style["verdict"] and len(wrong_style["verdict"].split("”")[0]) < 200
     wrong_name = await probe(kit_service + "/nobody", "kit")
     assert wrong_name["status"] == 400 and "the name the bot was added under" in wrong_name["verdict"]
     get_only = await probe(kit_service + "/static", "seed")  # Flask's static route takes GET only

@@ -167,6 +167,20 @@ def test_forced_move_details_for_the_person_and_staff_only(world, django_user_mo
         assert "Only ria sees the full details." in html
 
 
+def test_a_persons_page_speaks_of_moves_made_for_them_not_of_forced_moves(world, django_user_model):
+    mine = text(page("/people/ria/?game=liars_dice", world["ria"]))
+    assert "Moves made for you 1" in mine and "when your time runs out" in mine
+    assert "mean over the 2 moves you made" in mine
+    theirs = text(page("/people/ria/?game=liars_dice"))
+    assert "Moves made for them 1" in theirs and "mean over the 2 moves they made" in theirs
+    for words in (mine, theirs):
+        assert "forced" not in words.lower() and "answer it could not accept" not in words
+    punctual = django_user_model.objects.create_user("punctual", password="pw-punct-1")
+    played("liars_dice", {"players": 2}, [("user", punctual), ("builtin", "random")], {"scores": [2, 0], "winner": 0},
+           [(0, False, "", "", 100.0)])
+    assert "No move was made for them: they always moved in time." in text(page("/people/punctual/"))
+
+
 def test_unknown_people_and_people_who_never_played(world, django_user_model):
     page("/people/nobody/", status=404)
     page("/people/ria/extra/", status=404)

@@ -99,6 +99,21 @@ def test_history_filters_and_pages(client):
     assert client.get("/api/matches/").json()["count"] == 30
 
 
+def test_history_filters_by_status_from_its_form_and_says_its_times_are_utc(client):
+    done = finished_match(["alpha", "beta"], finished_at=timezone.now().replace(hour=13, minute=5))
+    stopped = tables.create_table("liars_dice", {"players": 2, "dice": 2, "games": 1}, ["open_bot", "open_bot"], None)
+    tables.abort(stopped.pk, "abandoned: every player left")
+    page = client.get("/history/").content.decode()
+    form = page[page.index("<form"):page.index("</form>")]
+    assert '<select name="status">' in form and '<option value="aborted">Aborted</option>' in form
+    assert f"{done.finished_at:%Y-%m-%d} 13:05 UTC" in page
+    aborted = client.get("/history/", {"status": "aborted"}).content.decode()
+    assert f"/matches/{stopped.pk}/" in aborted and f"/matches/{done.pk}/" not in aborted
+    assert '<option value="aborted" selected>' in aborted  # the form keeps the choice
+    finished = client.get("/history/", {"status": "finished"}).content.decode()
+    assert f"/matches/{done.pk}/" in finished and f"/matches/{stopped.pk}/" not in finished
+
+
 def test_match_detail_replays_to_the_recorded_result(client):
     match = finished_match(["p1", "p2", "p3"], seed=11, config={"players": 3, "dice": 3, "games": 2})
     detail = client.get(f"/api/matches/{match.pk}/").json()
@@ -285,7 +300,7 @@ def test_history_says_which_filters_it_cannot_apply_as_the_api_does(client):
     # Filters that cannot apply are left out: the menu says "All" and the match is listed.
     html = client.get("/history/", {"game": "chess", "player": "alp"}).content.decode()
     assert '<option value="" >' not in html and 'selected' not in html and "#1" in html and 'value="alp"' in html
-    assert "No finished matches match" in client.get("/history/", {"date_from": "2026-03-05",
+    assert "No matches match these filters" in client.get("/history/", {"date_from": "2026-03-05",
                                                                    "date_to": "2026-03-01"}).content.decode()
 
 

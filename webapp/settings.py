@@ -140,6 +140,22 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "lobby"
 
+# Mail (password reset links).  With EMAIL_HOST set, Django's SMTP backend sends it (the other
+# EMAIL_* variables as Django names them); otherwise, on the embedded default, each mail is
+# written as a file under <ARENA_DATA_DIR>/mail/ for whoever runs the server to read.
+# EMAIL_BACKEND overrides both (e.g. django.core.mail.backends.console.EmailBackend).
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = os.environ.get("EMAIL_USE_TLS", "1") == "1" and os.environ.get("EMAIL_USE_SSL", "0") != "1"
+EMAIL_USE_SSL = os.environ.get("EMAIL_USE_SSL", "0") == "1"
+EMAIL_TIMEOUT = 10
+EMAIL_FILE_PATH = DATA_DIR / "mail"
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.filebased.EmailBackend")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "arena@localhost")
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
@@ -248,6 +264,9 @@ ARENA = {
     # Wrong personal API tokens a clock minute per address (games/arena/api_tokens.py).
     "API_TOKEN_FAILURES_PER_MINUTE": env_int("ARENA_API_TOKEN_FAILURES_PER_MINUTE", 10),
     "SIGNUPS_PER_HOUR": env_int("ARENA_SIGNUPS_PER_HOUR", 10),
+    # Password reset requests an hour per address and per email address typed (each may send
+    # a mail); past it the form answers 429 and sends nothing (games/arena/accounts.py).
+    "PASSWORD_RESETS_PER_HOUR": env_int("ARENA_PASSWORD_RESETS_PER_HOUR", 5),
     # Tables and matches created a minute per address and per user, whichever door they come
     # through (create-table form, "Play a bot now", log imports): fresh accounts from one
     # address share its budget.

@@ -46,6 +46,7 @@ fields, without JavaScript; Swagger UI, to try requests, is at ``/api/docs/swagg
 from __future__ import annotations
 
 import datetime
+import re
 from typing import Annotated, Any
 
 from django.core.paginator import Paginator
@@ -257,19 +258,37 @@ class ServerDocs(DocsBase):
     (``templates/arena/api_docs.html``): no script, nothing from another host."""
 
     def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
-        schema = api.get_openapi_schema(path_params=kwargs)
+        schema = api.plain_schema(path_params=kwargs)
         return render(request, "arena/api_docs.html", {
             "info": schema["info"], "endpoints": describe(schema),
             "openapi_url": self.get_openapi_url(api, kwargs), "swagger_url": reverse("api_swagger")})
 
 
+#: Characters CommonMark reads as markup, escaped with a backslash in the document's texts.
+MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>#|])")
+
+
+def as_commonmark(node):
+    """``node`` (the OpenAPI document or a part of it) with every ``description`` escaped as
+    CommonMark literal text.  OpenAPI reads descriptions as CommonMark (a ``summary`` is plain
+    text), and Swagger UI renders them so: a bare ``<token>`` or ``<id>`` is an HTML tag there
+    and vanishes ("Bearer , answers")."""
+    if isinstance(node, dict):
+        return {k: (MARKDOWN_SPECIALS.sub(r"\\\1", v) if k == "description" and isinstance(v, str)
+                    else as_commonmark(v)) for k, v in node.items()}
+    if isinstance(node, list):
+        return [as_commonmark(v) for v in node]
+    return node
+
+
 class ArenaAPI(NinjaAPI):
     """The arena's :class:`NinjaAPI`: its OpenAPI document also lists the values of the
-    listing's ``game`` and ``status`` filters."""
+    listing's ``game`` and ``status`` filters, and its texts are CommonMark."""
 
-    def get_openapi_schema(self, **kwargs):
+    def plain_schema(self, **kwargs):
         """The generated document, with the values ``game`` and ``status`` take (known once
-        the games are registered, so filled in here rather than at import)."""
+        the games are registered, so filled in here rather than at import); texts as written
+        (the server's docs page shows them as plain text)."""
         schema = super().get_openapi_schema(**kwargs)
         values = {"game": [g.slug for g in registry.all_games()], "status": [str(s) for s in DONE]}
         for operation in schema["paths"].get(reverse("api:matches"), {}).values():
@@ -277,6 +296,11 @@ class ArenaAPI(NinjaAPI):
                 if param["name"] in values:
                     param["schema"]["enum"] = values[param["name"]]
         return schema
+
+    def get_openapi_schema(self, **kwargs):
+        """The document served at ``/api/openapi.json`` (and read by Swagger UI): texts
+        escaped as CommonMark (:func:`as_commonmark`)."""
+        return as_commonmark(self.plain_schema(**kwargs))
 
 
 class Asker(HttpBearer):

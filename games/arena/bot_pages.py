@@ -276,9 +276,9 @@ def summary(seats: Q, subject: str, game: str, *, show_detail: bool, opponent: s
     if rating is not None:
         for change in (RatingChange.objects.filter(rating=rating, match_id__in=match_ids)
                        .select_related("match").order_by("match__finished_at", "match_id")):
-            chart.append({"match": change.match_id, "mu": round(change.mu_after, 4),
-                          "sigma": round(change.sigma_after, 4),
-                          "ordinal": round(change.mu_after - 3 * change.sigma_after, 4),
+            # Stored values, rounded only where shown (ratings.shown), as every rating figure.
+            chart.append({"match": change.match_id, "mu": change.mu_after, "sigma": change.sigma_after,
+                          "ordinal": change.mu_after - 3 * change.sigma_after,
                           "finished": change.match.finished_at.isoformat() if change.match.finished_at else None})
 
     # Recent matches.
@@ -349,8 +349,29 @@ def bot_page(request, bot_id: int):
                     "show_detail": show_detail, "mine": mine, "query": "",
                     "words": {"subject": bot.name, "its": "its", "it": "it", "them": "it",
                               "not_played": "It has not played yet.",
-                              "who_sees": "Only the bot's owner sees the full details."}})
+                              "who_sees": "Only the bot's owner sees the full details.", **BOT_FORCED_WORDS}})
     return render(request, "arena/bot_page.html", context)
+
+
+#: How a bot's page and a person's page name the moves the server made for the seat: a bot's
+#: are "forced" (no answer in time, one it could not accept: the protocols' word); a person's
+#: were made for them on timeout or while a stand-in played for them.
+BOT_FORCED_WORDS = {
+    "forced_title": "Forced moves", "forced_count": "Forced moves", "answers": "answer", "gave": "it gave",
+    "forced_what": "A move is forced when the server plays for it: no answer in time, an answer it could not "
+                   "accept, a disconnection.",
+    "no_forced": "No forced move: it always answered in time with something the server could accept."}
+YOUR_FORCED_WORDS = {
+    "forced_title": "Moves made for you", "forced_count": "Moves made for you", "answers": "move", "gave": "you made",
+    "forced_what": "The server makes a move for you when your time runs out, and while you are away or have "
+                   "left the table (a stand-in plays for you).",
+    "no_forced": "No move was made for you: you always moved in time."}
+THEIR_FORCED_WORDS = {
+    "forced_title": "Moves made for them", "forced_count": "Moves made for them", "answers": "move",
+    "gave": "they made",
+    "forced_what": "The server makes a move for a person when their time runs out, and while they are away or "
+                   "have left the table (a stand-in plays for them).",
+    "no_forced": "No move was made for them: they always moved in time."}
 
 
 def person_page(request, username: str):
@@ -405,5 +426,6 @@ def person_page(request, username: str):
         context.update({"spec": spec, "title": titles[game], "query": f"game={game}&",
                         "words": {"subject": name, "its": "their", "it": "they", "them": "them",
                                   "not_played": f"They have not played {titles[game]} yet.",
-                                  "who_sees": f"Only {name} sees the full details."}})
+                                  "who_sees": f"Only {name} sees the full details.",
+                                  **(YOUR_FORCED_WORDS if me else THEIR_FORCED_WORDS)}})
     return render(request, "arena/person_page.html", context)

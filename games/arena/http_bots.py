@@ -32,6 +32,8 @@ import httpcore
 import httpx
 from django.conf import settings
 
+from games.arena.answer_text import status_words
+
 MAX_RESPONSE_BYTES = 64 * 1024
 MAX_REDIRECTS = 3
 #: Deepest nesting of arrays and objects accepted in a bot's answer (a Jass answer has 1).
@@ -252,7 +254,7 @@ async def post_json(url: str, body: dict, deadline_s: float, expect_json: bool =
     elapsed = (time.perf_counter() - started) * 1000
     text = raw.decode("utf-8", "replace")
     if status != 200:
-        raise BotCallError(f"HTTP status {status} (expected 200): {text[:120]}", status=status)
+        raise BotCallError(status_words(status, text), status=status)
     if not raw.strip():
         if expect_json:
             raise BotCallError("empty body (expected JSON)")

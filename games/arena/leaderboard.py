@@ -86,7 +86,10 @@ def leaderboard(request, game: str):
         page = Paginator(ratings_of(game, who).select_related("user"), PAGE_SIZE).get_page(request.GET.get("page"))
         context["page"] = page
         # The page links a person's name to their page; the API's row (RatingRow) stays as it is.
+        # Rating figures from the stored values (the API's row rounds them to 3 decimals; rounding
+        # that again would differ from the other pages): ratings.shown, through |rating.
         context["rows"] = [{**rating_row(r), "username": r.user.get_username() if r.user is not None else None,
-                            "seen": r.last_seen} for r in page.object_list]
+                            "seen": r.last_seen, "stored": {"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma}}
+                           for r in page.object_list]
         context["anchor"] = spec.builtin_bots[spec.rating_anchor][0] if spec.rating_anchor else None
     return render(request, "arena/leaderboard.html", context)

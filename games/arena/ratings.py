@@ -30,6 +30,13 @@ from games.arena import registry
 MU, SIGMA = 25.0, 25.0 / 3
 
 
+def shown(value: float) -> str:
+    """A rating figure (μ, σ, μ − 3σ) as every page shows it: two decimals, rounded once from
+    the stored value (so the bot page and the leaderboard never differ in the last digit, as
+    rounding an already rounded value could make them).  Pages use the ``|rating`` filter."""
+    return f"{value:.2f}"
+
+
 @lru_cache(maxsize=1)
 def model():
     """The Plackett–Luce model with openskill's default parameters."""

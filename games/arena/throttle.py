@@ -74,3 +74,7 @@ SIGNUP_BY_ADDRESS = Throttle("signup-ip", "SIGNUPS_PER_HOUR", 3600)
 #: counted atomically beside the database's count (:func:`games.arena.views.creation_refused`).
 TABLES_BY_ADDRESS = Throttle("tables-ip", "TABLES_PER_MINUTE", 60)
 TABLES_BY_USER = Throttle("tables-user", "TABLES_PER_MINUTE", 60)
+#: Password reset requests per address and per email address typed an hour
+#: (``ARENA_PASSWORD_RESETS_PER_HOUR``; games/arena/accounts.py): each may send a mail.
+RESETS_BY_ADDRESS = Throttle("reset-ip", "PASSWORD_RESETS_PER_HOUR", 3600)
+RESETS_BY_EMAIL = Throttle("reset-email", "PASSWORD_RESETS_PER_HOUR", 3600)

@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from games.arena import api, bot_views, exchange, leaderboard, views
+from games.arena import accounts, api, bot_views, exchange, leaderboard, views
 from games.arena.bot_pages import bot_page, person_page
 
 urlpatterns = [
@@ -22,6 +22,17 @@ urlpatterns = [
     path("accounts/login/", views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", views.signup, name="signup"),
+    # The account: email, password change and reset (Django's views, games/arena/accounts.py), deletion.
+    path("accounts/", accounts.account, name="account"),
+    path("accounts/delete/", accounts.delete, name="account_delete"),
+    path("accounts/password/", accounts.PasswordChangeView.as_view(), name="password_change"),
+    path("accounts/password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("accounts/password/reset/", accounts.PasswordResetView.as_view(), name="password_reset"),
+    path("accounts/password/reset/sent/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path("accounts/password/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(),
+         name="password_reset_confirm"),
+    path("accounts/password/reset/done/", auth_views.PasswordResetCompleteView.as_view(),
+         name="password_reset_complete"),
     path("bots/", bot_views.bot_list, name="bots"),
     path("bots/<int:bot_id>/", bot_page, name="bot_page"),
     path("people/<str:username>/", person_page, name="person_page"),

@@ -383,8 +383,12 @@ FILTER_LABELS = {"game": "Game", "player": "Player", "date_from": "From", "date_
                  "page": "Page", "status": "Status"}
 
 
+#: The history form's status choices: what the listing holds (matches that are over).
+HISTORY_STATUSES = [(Match.Status.FINISHED.value, "Finished"), (Match.Status.ABORTED.value, "Aborted")]
+
+
 def history(request):
-    """Finished matches with filters (game, player, dates) and pagination.
+    """Finished matches with filters (game, player, dates, status) and pagination.
 
     Checked as ``/api/matches/`` checks them (:func:`~games.arena.queries.check_filters`),
     but a page is not an error reply: each problem is shown above the list, a filter that
@@ -406,6 +410,7 @@ def history(request):
     return render(request, "arena/history.html", {
         "page": paginator.page(number), "games": registry.all_games(), "filters": request.GET,
         "game": filters.get("game", ""), "query": query.urlencode(), "problems": notes,
+        "status": filters.get("status", ""), "statuses": HISTORY_STATUSES,
         "titles": {g.slug: g.title for g in registry.all_games()},
     })
 

@@ -162,7 +162,8 @@ async def probe(base_url: str, path_style: str) -> dict:
                                           pool=http_bots.PROBE)
     except http_bots.BotCallError as exc:
         out["status"] = exc.status
-        out["verdict"] = f"{exc} {_status_hint(exc.status, path_style)}".strip()
+        hint = _status_hint(exc.status, path_style)
+        out["verdict"] = f"{exc}. {hint}" if hint else str(exc)
         return out
     out.update(status=reply.status, elapsed_ms=round(reply.elapsed_ms, 1), answer=reply.text[:2000])
     try:

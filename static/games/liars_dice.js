@@ -201,6 +201,9 @@
       rest > 0 ? el('p', {class: 'hint-light'}, `${plural(rest, 'other player', 'other players')} let it stand.`) : null);
   }
 
+  // The bid being put together on my turn: {version of the request, count, face}.
+  let draft = null;
+
   function renderControls(view, ctx) {
     const box = ctx.actions;
     box.replaceChildren();
@@ -236,40 +239,60 @@
     const total = view.dice_counts.reduce((a, b) => a + b, 0);
     const raises = (f, c) => !last || (c >= last[1] && (c > last[1] || f > last[0]));
     const minCount = !last ? 1 : (last[0] === 6 ? last[1] + 1 : last[1]);
-    let count = minCount;
     const mine = view.your_hand || [];
     const held = (f) => mine.filter((d) => d === f).length;
-    // Start on the face I hold most of (the higher on a tie) that raises at the lowest count.
-    const mostHeld = [6, 5, 4, 3, 2, 1].filter((f) => held(f) && raises(f, count)).sort((a, b) => held(b) - held(a))[0];
-    let face = mostHeld || (!last ? 2 : (last[0] < 6 ? last[0] + 1 : 1));
+    // What the person has picked so far for this request survives a redraw (a view that
+    // arrives while they choose); a new request starts afresh.
+    if (!draft || draft.version !== req.version) {
+      // Start on the face I hold most of (the higher on a tie) that raises at the lowest count.
+      const mostHeld = [6, 5, 4, 3, 2, 1].filter((f) => held(f) && raises(f, minCount)).sort((a, b) => held(b) - held(a))[0];
+      draft = {version: req.version, count: minCount, face: mostHeld || (!last ? 2 : (last[0] < 6 ? last[0] + 1 : 1))};
+    }
     const canBid = minCount <= total;
-    // The count can be typed as well as stepped; a typed number counts once it is in range.
+    // The count can be typed as well as stepped.  A typed number counts once it is in range;
+    // until then the Bid button is off and says why.  Nothing happens when the box loses the
+    // focus: a redraw between the press and the release of a click (or tap) on a face would
+    // lose that click, and the bid would go out with a face the person did not choose.
+    let typedOk = true;  // the box holds a count in range
     const countEl = el('input', {class: 'bid-count', type: 'number', inputmode: 'numeric', min: minCount, max: total,
-                                 value: count, 'aria-label': 'number of dice',
-                                 oninput: () => { const v = Number(countEl.value); if (Number.isInteger(v) && v >= minCount && v <= total) { count = v; refresh(false); } },
-                                 onchange: () => step(0)});
-    const faces = el('div', {class: 'faces', role: 'group', 'aria-label': 'face'});
-    const bidButton = el('button', {class: 'primary bid', onclick: () => ctx.act(['bid', face, count])});
+                                 value: draft.count, 'aria-label': 'number of dice',
+                                 oninput: () => {
+                                   const v = Number(countEl.value);
+                                   typedOk = countEl.value !== '' && Number.isInteger(v) && v >= minCount && v <= total;
+                                   if (typedOk) draft.count = v;
+                                   refresh(false);
+                                 }});
+    const faceButtons = [1, 2, 3, 4, 5, 6].map((f) =>
+      el('button', {class: 'face', 'aria-label': `face ${f}`, 'data-face': f,
+                    onclick: () => { draft.face = f; refresh(); }}, die(f, 'small')));
+    const faces = el('div', {class: 'faces', role: 'group', 'aria-label': 'face'}, faceButtons);
+    // The Bid button sends what its label says: both come from the draft, which only the
+    // person's own input changes.
+    const bidButton = el('button', {class: 'primary bid', onclick: () => ctx.act(['bid', draft.face, draft.count])});
     const fewer = el('button', {class: 'secondary', 'aria-label': 'fewer dice', onclick: () => step(-1)}, '−');
     const more = el('button', {class: 'secondary', 'aria-label': 'more dice', onclick: () => step(1)}, '+');
     const holding = el('span', {class: 'hint'});
     const refresh = (writeCount = true) => {
-      if (!raises(face, count)) {  // keep the chosen face a legal raise when the count changes
+      const count = draft.count;
+      if (!raises(draft.face, count)) {  // keep the chosen face a legal raise when the count changes
         const ok = [1, 2, 3, 4, 5, 6].find((f) => raises(f, count));
-        if (ok) face = ok;
+        if (ok) draft.face = ok;
       }
-      if (writeCount) countEl.value = String(count);
+      if (writeCount) { countEl.value = String(count); typedOk = true; }
       fewer.disabled = count <= minCount;
       more.disabled = count >= total;
-      faces.replaceChildren(...[1, 2, 3, 4, 5, 6].map((f) =>
-        el('button', {class: 'face' + (f === face ? ' chosen' : ''), disabled: !raises(f, count), 'aria-pressed': f === face ? 'true' : 'false',
-                      'aria-label': `face ${f}`, 'data-face': f, onclick: () => { face = f; refresh(); }}, die(f, 'small'))));
-      bidButton.disabled = !raises(face, count);
-      bidButton.replaceChildren('Bid ', bidText(face, count));
-      const have = held(face);
-      holding.textContent = `You hold ${have} of them; ${total} dice on the table.`;
+      faceButtons.forEach((b, i) => {  // updated in place, never replaced (see the count box)
+        const f = i + 1;
+        b.classList.toggle('chosen', f === draft.face);
+        b.disabled = !raises(f, count);
+        b.setAttribute('aria-pressed', f === draft.face ? 'true' : 'false');
+      });
+      bidButton.disabled = !typedOk || !raises(draft.face, count);
+      bidButton.replaceChildren('Bid ', bidText(draft.face, count));
+      holding.textContent = typedOk ? `You hold ${held(draft.face)} of them; ${total} dice on the table.`
+        : `Type a number from ${minCount} to ${total}, or use − and +.`;
     };
-    const step = (d) => { count = Math.max(minCount, Math.min(total, count + d)); refresh(); };
+    const step = (d) => { draft.count = Math.max(minCount, Math.min(total, draft.count + d)); refresh(); };
     refresh();
     box.appendChild(el('div', {class: 'controls', 'data-kind': 'turn'},
       el('p', {class: 'prompt'}, !last ? 'Your turn. Open the round with a bid.'
