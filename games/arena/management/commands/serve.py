@@ -298,12 +298,17 @@ class Command(BaseCommand):
             call_command("migrate", interactive=False, verbosity=0)
         from games.arena.bot_sockets import bot_socket_addresses
 
-        if role == "arena" and not bot_socket_addresses():
-            asyncio.run(self._arena_only())
-        elif role == "arena":  # Daphne serves the bots' WebSocket ports only
-            self._daphne(host, None, with_arena=True)
-        else:
-            self._daphne(host, port, with_arena=role == "all")
+        from games.arena.service import ListenerError
+
+        try:
+            if role == "arena" and not bot_socket_addresses():
+                asyncio.run(self._arena_only())
+            elif role == "arena":  # Daphne serves the bots' WebSocket ports only
+                self._daphne(host, None, with_arena=True)
+            else:
+                self._daphne(host, port, with_arena=role == "all")
+        except ListenerError as exc:  # exit status 1, the message on stderr
+            raise CommandError(str(exc)) from None
 
     def _daphne(self, host: str, port: int | None, with_arena: bool) -> None:
         """Daphne on ``host:port`` (None: no web port) and, with the arena, every game's bot
@@ -315,11 +320,37 @@ class Command(BaseCommand):
 
         from webapp.asgi import application
 
-        arena = None
-        if with_arena:
-            from games.arena.service import Arena
+        from games.arena.service import Arena, ListenerError, cannot_listen, port_setting
 
-            arena = Arena()
+        arena = Arena() if with_arena else None
+        failures: list[str] = []  # why a port could not be listened on, each naming its setting
+
+        def listen_error(failure):
+            """Daphne's own logs CRITICAL and stops, and the process then exits with 0."""
+            error = failure.value
+            where = getattr(error, "port", None)
+            if where == port:
+                what, setting = "web server", "ARENA_HTTP_PORT (or --port)"
+            else:
+                from games.arena import registry
+
+                game = {p: g for (_, p), g in bot_socket_addresses().items()}.get(where, "?")
+                what, setting = f"{registry.get(game).title} bot listener", port_setting(game)
+            reason = getattr(error, "socketError", None) or error
+            failures.append(cannot_listen(what, getattr(error, "interface", host), where or 0,
+                                          getattr(reason, "strerror", None) or str(reason), setting))
+            log.critical(failures[-1])
+            server.stop()
+
+        def arena_started(task: asyncio.Future) -> None:
+            if not task.cancelled() and isinstance(task.exception(), ListenerError):
+                failures.append(str(task.exception()))
+                log.critical(failures[-1])
+                reactor.stop()
+            elif not task.cancelled() and task.exception() is not None:
+                log.critical("the arena could not start", exc_info=task.exception())
+                failures.append(f"the arena could not start: {task.exception()}")
+                reactor.stop()
 
         def ready():
             install_bounds(server)
@@ -329,7 +360,7 @@ class Command(BaseCommand):
                 log.info("%s: listening for bots on %s:%d (WebSocket, any path)", game, bot_host, bot_port)
             freeze_startup_heap()
             if arena is not None:
-                asyncio.ensure_future(arena.start())
+                asyncio.ensure_future(arena.start()).add_done_callback(arena_started)
 
         if arena is not None:
             reactor.addSystemEventTrigger(
@@ -340,7 +371,10 @@ class Command(BaseCommand):
         server = Server(application=application, endpoints=endpoints,
                         ready_callable=ready, verbosity=0, websocket_max_message_size=MAX_WEBSOCKET_MESSAGE_BYTES,
                         websocket_max_frame_size=MAX_WEBSOCKET_MESSAGE_BYTES)
+        server.listen_error = listen_error
         server.run()
+        if failures:
+            raise ListenerError("; ".join(failures))
 
     async def _arena_only(self) -> None:
         from games.arena.service import Arena
