@@ -74,6 +74,14 @@ def _tcp_server_class() -> type:
     return tcp.Server
 
 
+@functools.cache
+def _admitted_class() -> type:
+    """The wrapper of an admitted connection (games/arena/daphne_admission.py)."""
+    from games.arena.daphne_admission import AdmittedConnection
+
+    return AdmittedConnection
+
+
 def write_now(transport, data: bytes) -> None:
     """``transport.write(data)``, but written to the socket right away when nothing is waiting
     in the transport's buffer (as asyncio's transports do): Twisted's ``write`` always buffers,
@@ -83,6 +91,8 @@ def write_now(transport, data: bytes) -> None:
     is buffered exactly as before.  Only for a plain TCP connection of Twisted's (any other
     transport, e.g. TLS, gets ``transport.write``); a connection the kernel reports broken is
     left to ``transport.write``, whose own send finds the error and closes it as usual."""
+    if type(transport) is _admitted_class():  # the admission wrapper: write to its socket
+        transport = transport.transport
     if (type(transport) is _tcp_server_class() and not transport.TLS and transport.connected
             and not transport.disconnecting and not transport._writeDisconnected
             and not transport._tempDataBuffer and transport.offset == len(transport.dataBuffer)):
@@ -124,6 +134,7 @@ def bounded_daphne_classes():
     from twisted.internet import reactor
 
     from games.arena.consumers import CLOSE_TOO_MANY_MESSAGES
+    from games.arena.daphne_admission import AdmittedConnection
 
     class BoundedRequest(WebRequest):
         """Daphne's HTTP request with a bound on the body (``ARENA_MAX_REQUEST_BYTES``):
@@ -138,6 +149,10 @@ def bounded_daphne_classes():
             self.body_bytes = 0
 
         def gotLength(self, length):
+            # The request line and headers are in (Twisted calls this right after them).
+            door = self.channel.transport
+            if type(door) is AdmittedConnection:
+                door.headers_in()
             if length is not None and length > settings.ARENA["MAX_REQUEST_BYTES"]:
                 # Twisted would answer "Expect: 100-continue" after this; the 413 is the answer.
                 self.requestHeaders.removeHeader(b"Expect")
@@ -160,6 +175,14 @@ def bounded_daphne_classes():
                 self.channel.transport.loseConnection()
                 return
             super().requestReceived(command, path, version)
+
+        def finish(self):
+            door = self.channel.transport if self.channel is not None else None
+            if type(door) is AdmittedConnection and self.channel.persistent:
+                # The connection waits for its next request from here; a request already
+                # buffered is read within super().finish() and meets the deadline at once.
+                door.await_request()
+            super().finish()
 
         def _refuse(self):
             self.refused = True
@@ -231,6 +254,27 @@ def install_bounds(server) -> None:
         return protocol
 
     http_factory.buildProtocol = build_protocol
+
+
+def install_admission(listening) -> None:
+    """Per-address admission and the headers' deadline (games/arena/daphne_admission.py) at
+    one of Daphne's listening ports: a game's bot WebSocket port takes the bot ports' caps
+    (``ARENA_MAX_CONNECTIONS_PER_ADDRESS``, ``ARENA_CONNECTIONS_PER_S_PER_ADDRESS``), the
+    web port its own (``ARENA_WEB_…``); both ``ARENA_MAX_CONNECTIONS`` in all."""
+    from games.arena import daphne_admission
+    from games.arena.bot_sockets import bot_socket_ports
+    from games.arena.transport import Admission, admission_from_settings, parse_exempt
+
+    cfg = settings.ARENA
+    number = listening.getHost().port
+    game = bot_socket_ports().get(number)
+    if game is not None:
+        admission, name = admission_from_settings(cfg), f"{game} bot port"
+    else:
+        admission = Admission(cfg["WEB_MAX_CONNECTIONS_PER_ADDRESS"], cfg["WEB_CONNECTIONS_PER_S_PER_ADDRESS"],
+                              parse_exempt(cfg["ADMISSION_EXEMPT"]))
+        name = "web port"
+    daphne_admission.install(listening, admission, cfg["MAX_CONNECTIONS"], cfg["REQUEST_HEADERS_TIMEOUT"], name)
 
 
 def freeze_startup_heap() -> None:
@@ -371,7 +415,13 @@ class Command(BaseCommand):
         server = Server(application=application, endpoints=endpoints,
                         ready_callable=ready, verbosity=0, websocket_max_message_size=MAX_WEBSOCKET_MESSAGE_BYTES,
                         websocket_max_frame_size=MAX_WEBSOCKET_MESSAGE_BYTES)
+        def listen_success(listening):
+            """Daphne's own (it notes the address), then admission at this port's accept."""
+            Server.listen_success(server, listening)
+            install_admission(listening)
+
         server.listen_error = listen_error
+        server.listen_success = listen_success
         server.run()
         if failures:
             raise ListenerError("; ".join(failures))
