@@ -34,6 +34,9 @@ from twisted.protocols.policies import ProtocolWrapper, WrappingFactory
 from games.arena.transport import Admission
 
 log = logging.getLogger("arena.transport")
+#: Connections a port accepts per wake-up of the loop at most (as the TCP bot ports,
+#: games/arena/transport.py): a flood of connections takes turns with the matches.
+ACCEPTS_PER_WAKE = 16
 
 
 class AdmittedConnection(ProtocolWrapper):
@@ -120,11 +123,28 @@ class AdmittingFactory(WrappingFactory):
         self.admission.release(p.host)
 
 
+class _BoundedAccepts:
+    """A Twisted ``tcp.Port`` that accepts at most :data:`ACCEPTS_PER_WAKE` connections per
+    wake-up.  Twisted's own port adds 20 to its number each time it used them all, without
+    end, so under a reconnect flood one wake-up accepted (and refused) thousands while the
+    matches waited."""
+
+    @property
+    def numberAccepts(self) -> int:
+        return self.__dict__.get("_accepts", ACCEPTS_PER_WAKE)
+
+    @numberAccepts.setter
+    def numberAccepts(self, value: int) -> None:
+        self.__dict__["_accepts"] = min(value, ACCEPTS_PER_WAKE)
+
+
 def install(port, admission: Admission, max_connections: int, headers_timeout: float, name: str) -> AdmittingFactory:
     """Have the listening Twisted ``port`` (a ``tcp.Port`` that Daphne's endpoint has just
     started) accept through an :class:`AdmittingFactory` around the factory it listens with,
-    and return that.  The port reads its ``factory`` at every accept; the wrapped factory was
-    already started by it (and is stopped through the wrapper when the port closes)."""
+    at most :data:`ACCEPTS_PER_WAKE` at a time, and return that factory.  The port reads its
+    ``factory`` at every accept; the wrapped factory was already started by it (and is stopped
+    through the wrapper when the port closes)."""
     factory = AdmittingFactory(port.factory, admission, max_connections, headers_timeout, name)
     port.factory = factory
+    port.__class__ = type(f"Bounded{type(port).__name__}", (_BoundedAccepts, type(port)), {})
     return factory
