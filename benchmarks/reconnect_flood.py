@@ -201,9 +201,13 @@ def hanabi_main(args) -> None:
                 p.join(10)
             return got, made.value / (args.seconds + 0.5), server_cpu
 
+        marginal = []  # server CPU the flood added, per flooding connection (us)
         for round_ in range(1, args.rounds + 1):
+            cpu0 = cpu_s(arena.proc.pid)
             quiet.append(rate(args.seconds))
+            quiet_cpu = (cpu_s(arena.proc.pid) - cpu0) / args.seconds
             got, per_s, server_cpu = flooded_phase(port)
+            marginal.append(max(0.0, server_cpu - quiet_cpu) / per_s * 1e6 if per_s else 0.0)
             flooded.append(got)
             made_all += per_s * (args.seconds + 0.5)
             ratios.append(flooded[-1] / quiet[-1] if quiet[-1] else 0.0)
@@ -211,14 +215,16 @@ def hanabi_main(args) -> None:
             controls.append(against / quiet[-1] if quiet[-1] else 0.0)
             print(f"  round {round_}: quiet {quiet[-1]:6.1f} actions/s, flooded {flooded[-1]:6.1f} actions/s "
                   f"({(ratios[-1] - 1) * 100:+.1f}%), {per_s:.0f} connections/s from {FLOODER}, server CPU "
-                  f"{server_cpu * 100:.0f}% of a core; control (the flood against another process) "
+                  f"{quiet_cpu * 100:.0f}% -> {server_cpu * 100:.0f}% of a core ({marginal[-1]:.0f} us a "
+                  f"connection); control (the flood against another process) "
                   f"{against:6.1f} actions/s ({(controls[-1] - 1) * 100:+.1f}%, {control_per_s:.0f}/s); "
                   f"load {os.getloadavg()[0]:.2f}", flush=True)
         control.kill()
         print(f"quiet {min(quiet):.1f}-{max(quiet):.1f} actions/s, flooded {min(flooded):.1f}-{max(flooded):.1f}; "
               f"flooded/quiet {min(ratios):.2f}-{max(ratios):.2f} (median {statistics.median(ratios):.2f}); "
               f"control/quiet {min(controls):.2f}-{max(controls):.2f} (median {statistics.median(controls):.2f}); "
-              f"{made_all:.0f} flooding connections; load average {os.getloadavg()[0]:.2f}")
+              f"{made_all:.0f} flooding connections, {min(marginal):.0f}-{max(marginal):.0f} us of server CPU "
+              f"each; load average {os.getloadavg()[0]:.2f}")
         figure("healthy Hanabi game slowed during a reconnect flood",
                round(max(0.0, (1 - statistics.median(ratios)) * 100), 1), "%", 20.0)
         log = arena.log()

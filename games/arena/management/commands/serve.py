@@ -378,8 +378,9 @@ class Command(BaseCommand):
             else:
                 from games.arena import registry
 
-                game = {p: g for (_, p), g in bot_socket_addresses().items()}.get(where, "?")
-                what, setting = f"{registry.get(game).title} bot listener", port_setting(game)
+                game = {p: g for (_, p), g in bot_socket_addresses().items()}.get(where)
+                what = f"{registry.get(game).title} bot listener" if game else "a bot listener"
+                setting = port_setting(game) if game else "its port setting"
             reason = getattr(error, "socketError", None) or error
             failures.append(cannot_listen(what, getattr(error, "interface", host), where or 0,
                                           getattr(reason, "strerror", None) or str(reason), setting))
@@ -387,14 +388,18 @@ class Command(BaseCommand):
             server.stop()
 
         def arena_started(task: asyncio.Future) -> None:
-            if not task.cancelled() and isinstance(task.exception(), ListenerError):
-                failures.append(str(task.exception()))
+            """An arena that could not start stops the server (it would serve pages but
+            run no match); its reason becomes the exit message."""
+            error = None if task.cancelled() else task.exception()
+            if error is None:
+                return
+            if isinstance(error, ListenerError):
+                failures.append(str(error))
                 log.critical(failures[-1])
-                reactor.stop()
-            elif not task.cancelled() and task.exception() is not None:
-                log.critical("the arena could not start", exc_info=task.exception())
-                failures.append(f"the arena could not start: {task.exception()}")
-                reactor.stop()
+            else:
+                failures.append(f"the arena could not start: {error}")
+                log.critical(failures[-1], exc_info=error)
+            reactor.stop()
 
         def ready():
             install_bounds(server)
