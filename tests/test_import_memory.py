@@ -107,3 +107,18 @@ def test_many_small_values_and_deep_nesting_cost_a_few_times_the_files_size(tmp_
     if error is not None:
         assert error in result.get("error", ""), result
     assert factor < FACTOR, f"{game}: the import's peak memory rose by {factor:.1f} times the file's size"
+
+
+def test_the_measure_before_parsing_skips_strings_escapes_included_and_counts_values_and_depth():
+    """What :func:`~games.arena.json_limits.json_size_problem` counts: brackets and commas in
+    strings (escaped quotes included) are not structure; an unterminated string runs to the
+    end; a key and its value count once."""
+    from games.arena.json_limits import json_size_problem, json_too_deep
+
+    text = '{"a": "[[[[,,,,\\"]]", "b": [1, 2]}'
+    assert json.loads(text) == {"a": '[[[[,,,,"]]', "b": [1, 2]}
+    assert json_size_problem(text, 2, 5) is None
+    assert json_size_problem(text, 2, 4) == "more than 4 JSON values"
+    assert json_size_problem(text, 1, 5) == "nested deeper than 1 levels"
+    assert json_size_problem('["[[[[[', 1, 2) is None, "unterminated: one array and its string"
+    assert json_too_deep(b'[["\\\\"], [[[1]]]]', 3) and not json_too_deep(b'[["\\\\[[["], [[1]]]', 3)
