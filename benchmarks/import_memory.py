@@ -16,12 +16,20 @@ What it measures
     The per-minute import limit (``ARENA_IMPORTS_PER_MINUTE``) is raised for the run, so that
     every hostile file is read rather than refused at the door.
 
-Run: ``.venv/bin/python benchmarks/import_memory.py [--parallel 12]``.
+``--hanablive``: instead, one valid hanab.live game file of about 4.5 MB whose notes are one
+long string (the file a tester sent, which took the server from 132 to 681 MB), uploaded to
+``/import/hanabi/`` ``--repeat`` times one after the other; printed: the server's memory
+before, its peak while each was read, and after.  ``--server-root DIR`` runs the server of
+another checkout (the same measurement before a change).
+
+Run: ``.venv/bin/python benchmarks/import_memory.py [--parallel 12]``, or
+``.venv/bin/python benchmarks/import_memory.py --hanablive [--repeat 3] [--server-root DIR]``.
 """
 from __future__ import annotations
 
 import argparse
 import html
+import json
 import re
 import shutil
 import sys
@@ -59,12 +67,14 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
-def upload(base: str, name: str, data: bytes) -> tuple[int, str]:
-    """POST ``data`` as a replay file, as the import form does; (status, the page's message)."""
+def upload(base: str, name: str, data: bytes, game: str = "blokus") -> tuple[int, str]:
+    """POST ``data`` as a log file of ``game``, as the import form does; (status, the page's
+    message or the new match's address)."""
     with httpx.Client(base_url=base, timeout=120) as client:
-        client.get("/import/blokus/")
-        resp = client.post("/import/blokus/", data={"csrfmiddlewaretoken": client.cookies["csrftoken"]},
-                           files={"log": (name, data, "text/xml")}, headers={"Referer": base + "/import/blokus/"})
+        client.get(f"/import/{game}/")
+        resp = client.post(f"/import/{game}/", data={"csrfmiddlewaretoken": client.cookies["csrftoken"]},
+                           files={"log": (name, data, "application/octet-stream")},
+                           headers={"Referer": base + f"/import/{game}/"})
         text = resp.text
         if resp.status_code == 302:
             return 302, resp.headers["location"]
@@ -72,10 +82,78 @@ def upload(base: str, name: str, data: bytes) -> tuple[int, str]:
         return resp.status_code, html.unescape(found.group(1).strip() if found else text[:120]).replace("\n", " ")
 
 
+def hanablive_file() -> bytes:
+    """A valid 2-player hanab.live game whose ``notes`` are one string of 4.5 million characters."""
+    from games.hanabi import hanablive, rules
+
+    state = rules.new_state(rules.normalize_config({"players": 2}), 9)
+    while not state.is_terminal():  # discard the oldest card, or hint when the tokens are full
+        seat = state.on_turn
+        legal = state.legal_actions(seat)
+        state.apply({seat: next((a for a in legal if a[0] == "discard"), legal[-1])})
+    game = hanablive.export_game(["Alice", "Bob"], state.faces, state.history)
+    game["notes"] = "x" * 4_500_000
+    return json.dumps(game).encode()
+
+
+def sampled_peak(pid: int, work) -> int:
+    """Run ``work()``; the peak RSS (kB) of ``pid`` sampled every 10 ms meanwhile."""
+    peak, done = [rss_kib(pid)], threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], rss_kib(pid))
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        work()
+    finally:
+        done.set()
+        sampler.join()
+    return peak[0]
+
+
+def hanablive_main(args) -> None:
+    """``--hanablive`` (module docstring)."""
+    import os
+
+    from tests import serverproc
+
+    if args.server_root:
+        serverproc.ROOT = Path(args.server_root).resolve()
+    data = hanablive_file()
+    arena = serverproc.start_arena(env={"ARENA_IMPORTS_PER_MINUTE": "100000", "ARENA_TABLES_PER_MINUTE": "100000"})
+    pid = arena.proc.pid
+    try:
+        httpx.get(arena.url + "/import/hanabi/", timeout=30)
+        time.sleep(1.0)
+        before = rss_kib(pid)
+        print(f"server {serverproc.ROOT}; a hanab.live file of {len(data) / 1e6:.1f} MB (one long string); "
+              f"server RSS before {before / 1024:.0f} MiB; load average {os.getloadavg()[0]:.2f}")
+        for i in range(1, args.repeat + 1):
+            answer = []
+            peak = sampled_peak(pid, lambda: answer.append(upload(arena.url, "game.json", data, "hanabi")))
+            print(f"  import {i}: {answer[0][0]} {answer[0][1][:60]}; peak {peak / 1024:.0f} MiB "
+                  f"(+{(peak - before) / 1024:.0f} MiB, {(peak - before) * 1024 / len(data):.1f} times the file)")
+        time.sleep(2.0)
+        print(f"server RSS 2 s after the last: {rss_kib(pid) / 1024:.0f} MiB")
+    finally:
+        arena.stop()
+        shutil.rmtree(arena.data_dir, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--parallel", type=int, default=12)
+    parser.add_argument("--hanablive", action="store_true", help="one long string in a valid hanab.live file")
+    parser.add_argument("--repeat", type=int, default=3, help="--hanablive: imports one after the other")
+    parser.add_argument("--server-root", help="--hanablive: run the server of this checkout")
     args = parser.parse_args()
+    if args.hanablive:
+        hanablive_main(args)
+        return
     arena = start_arena(env={"ARENA_IMPORTS_PER_MINUTE": "100000", "ARENA_TABLES_PER_MINUTE": "100000"})
     pid = arena.proc.pid
     try:

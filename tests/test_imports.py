@@ -130,6 +130,27 @@ def test_a_hostile_replay_is_refused_with_its_reason_and_no_rows(client, limits,
     assert not Match.objects.exists() and not Event.objects.exists()
 
 
+#: A billion laughs: ten levels of entities, each ten of the one below.
+ENTITY_BOMB = ('<?xml version="1.0"?>\n<!-- a replay -->\n<!DOCTYPE protocol [<!ENTITY l0 "lol">'
+               + "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10))
+               + "]>\n<protocol>&l9;</protocol>")
+
+
+@pytest.mark.parametrize("hostile, reason", [
+    (ENTITY_BOMB, "the file has a DOCTYPE (XML entity or DTD declarations); a replay file has none"),
+    ("<protocol>" + "<a>" * 1000, "elements are nested deeper than 16 levels"),
+])
+def test_an_entity_bomb_or_deep_nesting_is_refused_in_the_uploaders_terms_not_libxml2s(client, limits, hostile, reason):
+    """libxml2 refuses both itself ("Maximum entity amplification factor exceeded, see
+    xmlCtxtSetMaxAmplification", "Excessive depth in document: 256, use XML_PARSE_HUGE
+    option"); the uploader reads what is wrong with their file instead."""
+    limits(IMPORTS_PER_MINUTE=10)
+    page = upload(client, hostile.encode(), follow=True).content.decode().replace("&lt;", "<").replace("&gt;", ">")
+    assert f"Could not read the log: {reason}" in page
+    assert "xmlCtxt" not in page and "XML_PARSE" not in page
+    assert not Match.objects.exists()
+
+
 def test_a_jass_file_of_millions_of_json_lists_is_refused_before_parsing(client, limits):
     """5 MB of ``[],`` would parse to 1.7 million lists; a 1,000-game log has about 33,000."""
     limits(IMPORTS_PER_MINUTE=10)

@@ -305,6 +305,15 @@ ARENA = {
     "MAX_CONNECTIONS_PER_ADDRESS": env_int("ARENA_MAX_CONNECTIONS_PER_ADDRESS", 32),
     "CONNECTIONS_PER_S_PER_ADDRESS": env_float("ARENA_CONNECTIONS_PER_S_PER_ADDRESS", 10.0),
     "ADMISSION_EXEMPT": os.environ.get("ARENA_ADMISSION_EXEMPT", "loopback"),
+    # The same at the web port, before any request is read (games/arena/daphne_admission.py):
+    # larger, since a browser opens several connections per page and people share addresses
+    # (NAT); the bot WebSocket ports (Hanabi's) take the bot ports' caps above.
+    "WEB_MAX_CONNECTIONS_PER_ADDRESS": env_int("ARENA_WEB_MAX_CONNECTIONS_PER_ADDRESS", 128),
+    "WEB_CONNECTIONS_PER_S_PER_ADDRESS": env_float("ARENA_WEB_CONNECTIONS_PER_S_PER_ADDRESS", 30.0),
+    # Seconds a connection to the web port or a bot WebSocket port has for its request line
+    # and headers, counted from the accept or, on a kept-alive connection, from the end of the
+    # previous response (a client sending a header byte now and then is closed).
+    "REQUEST_HEADERS_TIMEOUT": env_float("ARENA_REQUEST_HEADERS_TIMEOUT", 20.0),
     # Seconds a bot connection has for its first valid message (a Blokus join or authenticate;
     # a Liar's Dice name line, though a Liar's Dice bot that sends nothing at all is seated
     # after LIARS_DICE_SEAT_SILENT_AFTER, as the reference seats nameless bots), and for

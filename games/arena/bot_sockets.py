@@ -44,7 +44,6 @@ CLOSE_NORMAL = 1000
 CLOSE_SILENT = 4000
 CLOSE_TOO_MANY_MESSAGES = 4008
 CLOSE_TOO_BIG = 4013
-CLOSE_REFUSED = 4029
 CLOSE_NO_ARENA = 4503
 
 _admissions: dict[str, Admission] = {}
@@ -60,8 +59,11 @@ def admission_for(game: str) -> Admission:
 
 class BotSocketConsumer(AsyncWebsocketConsumer):
     """One bot's WebSocket, for the game ``scope["bot_game"]`` (set by the router) or the
-    ``game`` of the URL.  Closes: 4029 refused by the per-address caps (before the handshake
-    completes), 4013 a frame over :data:`MAX_FRAME_BYTES` or not text, 4008 over
+    ``game`` of the URL.  On the web port's route the game's per-address caps apply here and
+    a refused bot gets HTTP ``403`` at the handshake (a consumer that closes before accepting
+    is refused so by Daphne, as the ASGI spec has it); on the game's own port they applied at
+    ``accept()`` already (``scope["admitted"]``, games/arena/daphne_admission.py).  Closes:
+    4013 a frame over :data:`MAX_FRAME_BYTES` or not text, 4008 over
     ``ARENA_WS_MESSAGES_PER_S`` (burst ``ARENA_WS_BURST``)."""
 
     async def connect(self):
@@ -70,13 +72,14 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
         self.game = self.scope.get("bot_game") or self.scope["url_route"]["kwargs"]["game"]
         client = self.scope.get("client") or ("?", 0)
         self.host, self.peer = str(client[0]), f"{client[0]}:{client[1]}"
-        self.admission = admission_for(self.game)
         self.admitted = False
-        refused = self.admission.admit(self.host)
-        if refused is not None:
-            self.admission.refused_one(self.peer, refused)
-            await self.close(code=CLOSE_REFUSED)
-            return
+        self.admission = None if self.scope.get("admitted") else admission_for(self.game)
+        if self.admission is not None:
+            refused = self.admission.admit(self.host)
+            if refused is not None:
+                self.admission.refused_one(self.peer, refused)
+                await self.close()  # before accept: Daphne answers the handshake with 403
+                return
         self.admitted = True
         cfg = settings.ARENA
         self.bucket = TokenBucket(cfg["WS_MESSAGES_PER_S"], cfg["WS_BURST"])
@@ -107,7 +110,8 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
         if not getattr(self, "admitted", False):
             return
         self.admitted = False
-        self.admission.release(self.host)
+        if self.admission is not None:
+            self.admission.release(self.host)
         await self.channel_layer.group_send(self.control, {"type": "bot_socket.gone", "channel": self.channel_name})
 
     # --- from the arena -----------------------------------------------------------------------
@@ -292,8 +296,8 @@ class BotPortRouter:
                 if len(parts) == 3 and parts[2] in self.ports.values():
                     return await self.bots(dict(scope, bot_game=parts[2]), receive, send)
             return await self.application(scope, receive, send)
-        if scope["type"] == "websocket":
-            return await self.bots(dict(scope, bot_game=game), receive, send)
+        if scope["type"] == "websocket":  # admitted at accept() (games/arena/daphne_admission.py)
+            return await self.bots(dict(scope, bot_game=game, admitted=True), receive, send)
         if scope["type"] == "http":
             body = f"This port takes {game} bots over WebSocket (ws://host:{server[1]}/, any path).\n".encode()
             await send({"type": "http.response.start", "status": 404,

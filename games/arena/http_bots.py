@@ -21,11 +21,9 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
-import re
 import socket
 import time
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Any, Iterable
 
 import httpcore
@@ -33,6 +31,7 @@ import httpx
 from django.conf import settings
 
 from games.arena.answer_text import status_words
+from games.arena import json_limits
 
 MAX_RESPONSE_BYTES = 64 * 1024
 MAX_REDIRECTS = 3
@@ -218,20 +217,9 @@ async def close_client() -> None:
 
 
 def json_too_deep(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether the JSON text ``raw`` nests arrays/objects more than ``limit`` deep.  Cheap:
-    a body with at most ``limit`` brackets is answered by one count; otherwise strings are
-    cut out (their brackets do not nest) and the running depth is summed in C."""
-    if raw.count(b"[") + raw.count(b"{") <= limit:
-        return False
-    unquoted = _JSON_STRING.sub(b"", raw)
-    steps = unquoted.translate(_DEPTH_STEP, _NOT_BRACKET)
-    return max(accumulate(step - 1 for step in steps), default=0) > limit
-
-
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
-#: ``[`` and ``{`` become 2, ``]`` and ``}`` become 0 (one is subtracted when summing).
-_DEPTH_STEP = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+    """Whether the JSON text ``raw`` nests arrays/objects more than ``limit`` deep
+    (:func:`games.arena.json_limits.json_too_deep`: linear, no backtracking)."""
+    return json_limits.json_too_deep(raw, limit)
 
 
 async def post_json(url: str, body: dict, deadline_s: float, expect_json: bool = True,

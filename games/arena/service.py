@@ -59,6 +59,22 @@ def auto_pace() -> float:
     return min(max(float(settings.ARENA["AUTO_TABLE_PACE"]), 0.0), tables.MAX_PACE)
 
 
+class ListenerError(RuntimeError):
+    """A bot listener could not start (its port is taken, its address is not this machine's);
+    the message names the setting to change."""
+
+
+def port_setting(slug: str) -> str:
+    """The environment setting of a game's bot port (``<SLUG>_PORT``, webapp/settings.py)."""
+    return f"{slug.upper()}_PORT"
+
+
+def cannot_listen(what: str, host: str, port: int, reason: str, setting: str) -> str:
+    """The message for a port the server could not listen on, naming the ``setting`` to
+    change: the same words for every listener."""
+    return f"{what}: cannot listen on {host}:{port} ({reason}); set {setting} to a free port"
+
+
 class SeatingBusy(LookupError):
     """Too many connected bots are waiting to be seated at once (``ARENA_MAX_PENDING_SEATINGS``):
     this one is refused rather than queued behind them."""
@@ -101,7 +117,8 @@ class Arena:
     # --- life cycle -------------------------------------------------------------------------
     async def start(self) -> None:
         """Abort matches a previous process left running, start the writer, the control loop,
-        the periodic sweep and (if ``listen``) every game's bot listener."""
+        the periodic sweep and (if ``listen``) every game's bot listener.  Raises
+        :class:`ListenerError` when a listener cannot start (e.g. its port is taken)."""
         stale = await sync_to_async(tables.abort_stale)()
         if stale:
             log.warning("marked %d match(es) left running by a previous server as aborted", stale)
@@ -122,7 +139,13 @@ class Arena:
         if self.listen:
             for spec in registry.all_games():
                 if spec.listens:
-                    self.listeners.append(await spec.start_listener(self))
+                    try:
+                        self.listeners.append(await spec.start_listener(self))
+                    except OSError as exc:
+                        setting = port_setting(spec.slug)
+                        raise ListenerError(cannot_listen(
+                            f"{spec.title} bot listener", settings.ARENA.get(f"{spec.slug.upper()}_HOST", "?"),
+                            settings.ARENA.get(setting, 0), exc.strerror or str(exc), setting)) from None
         self.started.set()
 
     async def stop(self) -> None:

@@ -695,6 +695,8 @@ def _replay_rooms(text: str):
     ``<protocol>``, a bound exceeded)."""
     if len(text) > MAX_REPLAY_CHARS:
         raise ValueError(f"the file is larger than {MAX_REPLAY_CHARS // (1024 * 1024)} MiB")
+    if _declares_doctype(text):
+        raise ValueError(_NO_DOCTYPE)
     parser = etree.XMLPullParser(events=("start", "end"), resolve_entities=False, no_network=True,
                                  load_dtd=False, huge_tree=False, remove_comments=True, remove_pis=True)
     depth = count = in_message = messages = 0
@@ -717,7 +719,7 @@ def _replay_rooms(text: str):
                 in_message += 1
                 if depth == 1:
                     if element.getroottree().docinfo.doctype:
-                        raise ValueError("a replay file has no DOCTYPE")
+                        raise ValueError(_NO_DOCTYPE)
                     if element.tag != "protocol":
                         raise ValueError(f"a replay file starts with <protocol>, not <{str(element.tag)[:40]}>")
                 elif depth == 2:
@@ -732,7 +734,35 @@ def _replay_rooms(text: str):
                     raise ValueError(f"the file has more than {MAX_REPLAY_ELEMENTS} elements")
         parser.close()
     except etree.XMLSyntaxError as exc:
+        if exc.code == etree.ErrorTypes.ERR_RESOURCE_LIMIT:  # libxml2's own bounds, in our terms
+            if "depth" in str(exc):
+                raise ValueError(f"elements are nested deeper than {MAX_REPLAY_DEPTH} levels") from None
+            raise ValueError("the file expands past what the XML reader takes (entities or sizes)") from None
         raise ValueError(f"not well-formed XML: {exc}") from None
+
+
+_NO_DOCTYPE = ("the file has a DOCTYPE (XML entity or DTD declarations); a replay file has none, "
+               "and one that expands entities is not read")
+
+
+def _declares_doctype(text: str) -> bool:
+    """Whether the prolog of the XML ``text`` (what comes before its first element: the XML
+    declaration, comments, processing instructions) has a ``<!DOCTYPE``.  Checked before the
+    parser sees it, as entity declarations are where an expansion bomb lives; a linear scan."""
+    at = 1 if text.startswith("\ufeff") else 0
+    while True:
+        while at < len(text) and text[at] in " \t\r\n":
+            at += 1
+        if text.startswith("<?", at):
+            end = text.find("?>", at + 2)
+            at = end + 2
+        elif text.startswith("<!--", at):
+            end = text.find("-->", at + 4)
+            at = end + 3
+        else:
+            return text.startswith("<!DOCTYPE", at)
+        if end < 0:
+            return False  # not well-formed: the parser says so
 
 
 def _child(element, tag: str):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 
-from games.arena.http_bots import json_too_deep
+from games.arena.json_limits import json_size_problem
 from games.names import clean_name
 from games.hanabi import rules
 
@@ -34,6 +34,9 @@ PLAY, DISCARD, COLOR_CLUE, RANK_CLUE, GAME_OVER = 0, 1, 2, 3, 4
 MAX_ACTIONS = 200
 #: Nesting of a game file: an object of lists of objects.
 MAX_DEPTH = 4
+#: JSON values a game file may hold: a five-player game with every card noted has about
+#: 1,300 (50 cards, 200 actions, 250 notes); parsed, each costs up to about 150 bytes.
+MAX_VALUES = 5_000
 
 
 def export_game(names: list[str], faces: list, history: list, *, seed: str | None = None) -> dict:
@@ -66,9 +69,11 @@ def import_game(text: str) -> dict:
     "names", "date": None}``, every action replayed through our rules.  Raises ``ValueError``
     saying what our rules cannot take: another variant, 6 players, a starting player other
     than the first, a deck that is not the 50 cards, an unknown or illegal action, a game
-    ended early by a "game over" action, or a file nested or long past what a game needs."""
-    if json_too_deep(text.encode("utf-8", "surrogatepass"), MAX_DEPTH):
-        raise ValueError(f"not a hanab.live game: nested deeper than {MAX_DEPTH}")
+    ended early by a "game over" action, or a file nested deeper or holding more values than a
+    game needs (:data:`MAX_DEPTH`, :data:`MAX_VALUES`, checked before parsing)."""
+    problem = json_size_problem(text, MAX_DEPTH, MAX_VALUES)
+    if problem:
+        raise ValueError(f"not a hanab.live game: {problem}")
     try:
         data = json.loads(text)
     except ValueError:

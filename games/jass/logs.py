@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from games.arena.json_limits import json_size_problem
 from games.base import ProtocolError
 from games.jass import protocol, rules
 
@@ -20,6 +21,13 @@ MAX_IMPORTED_DEALS = rules.MAX_DEALS
 #: parsing as the brackets that open them (those inside strings too, so never fewer): parsed,
 #: 5 MB of ``[],`` would be 1.7 million lists, about 100 MB.
 MAX_CONTAINERS = 100_000
+#: JSON values (numbers, strings, arrays, objects) one imported file may hold: a game's log
+#: has about 134, so a file of MAX_IMPORTED_DEALS games about 134,000.  Counted before parsing
+#: (:func:`~games.arena.json_limits.json_size_problem`), as are lines: 5 MB of ``1,`` would be
+#: 2.5 million numbers.
+MAX_VALUES = 300_000
+#: Nesting of a log: an array of games, each an object of lists of objects of lists (5).
+MAX_DEPTH = 8
 
 
 def export_log(state: rules.JassState, deal: int | None = None) -> str:
@@ -52,17 +60,21 @@ def read_file(text: str) -> tuple[list[dict], list | None, datetime | None, dict
     """Read a log file in any of the accepted shapes: kit JSON lines, one seed-format game,
     or a JSON array of them.  Returns (deal records, player names or ids or None, date or
     None, the settings of :data:`CARRIED_SETTINGS` the file carries).  Raises
-    :class:`ProtocolError` naming the line or game that is wrong, or for more than
-    :data:`MAX_CONTAINERS` arrays and objects."""
-    stripped = text.strip()
-    if not stripped:
+    :class:`ProtocolError` naming the line or game that is wrong, or for a file past
+    :data:`MAX_CONTAINERS` arrays and objects, :data:`MAX_VALUES` values, :data:`MAX_DEPTH`
+    levels or :data:`MAX_IMPORTED_DEALS` games (all but the last checked before parsing)."""
+    if not text or text.isspace():
         raise ProtocolError("the file is empty")
-    if stripped.count("[") + stripped.count("{") > MAX_CONTAINERS:
+    if text.count("[") + text.count("{") > MAX_CONTAINERS:
         raise ProtocolError(f"the file has more than {MAX_CONTAINERS} JSON arrays and objects "
                             f"(a log of {MAX_IMPORTED_DEALS} games has about 33,000)")
+    problem = json_size_problem(text, MAX_DEPTH, MAX_VALUES)
+    if problem:
+        raise ProtocolError(f"the file has {problem} (a log of {MAX_IMPORTED_DEALS} games has about 134,000 "
+                            f"values, nested 5 levels deep)")
     records, player_ids, date, settings = [], None, None, {}
     try:
-        whole = json.loads(stripped)
+        whole = json.loads(text)
     except ValueError:
         whole = None
     if isinstance(whole, list):
@@ -71,28 +83,44 @@ def read_file(text: str) -> tuple[list[dict], list | None, datetime | None, dict
         games = [whole]
     else:
         games = None
+    del whole
     if games is not None:
+        if len(games) > MAX_IMPORTED_DEALS:
+            raise ProtocolError(f"at most {MAX_IMPORTED_DEALS} games in one file")
         for i, game in enumerate(games, 1):
             try:
                 records.append(protocol.read_game_log(game))
             except ProtocolError as exc:
                 raise ProtocolError(f"game {i}: {exc}") from None
     else:
-        for number, line in enumerate(stripped.splitlines(), 1):
-            if not line.strip():
+        for number, line in _lines(text):
+            if not line or line.isspace():
                 continue
+            if len(records) == MAX_IMPORTED_DEALS:
+                raise ProtocolError(f"at most {MAX_IMPORTED_DEALS} games in one file")
             try:
                 entry = protocol.read_log_line(line)
             except ProtocolError as exc:
                 raise ProtocolError(f"line {number}: {exc}") from None
+            if not records and entry["arena"]:  # the first game's line carries the match's settings
+                settings = {k: entry["arena"][k] for k in CARRIED_SETTINGS if k in entry["arena"]}
             records.append(entry["game"])
             player_ids = player_ids or entry["player_names"] or entry["player_ids"]
             date = date or entry["date"]
-            if number == 1 and entry["arena"]:
-                settings = {k: entry["arena"][k] for k in CARRIED_SETTINGS if k in entry["arena"]}
-    if len(records) > MAX_IMPORTED_DEALS:
-        raise ProtocolError(f"at most {MAX_IMPORTED_DEALS} games in one file")
     return records, player_ids, date, settings
+
+
+def _lines(text: str):
+    """``(number from 1, line)`` for each line of ``text``, one at a time (``splitlines``
+    would hold them all at once: millions of empty lines are a list of millions)."""
+    start, number = 0, 1
+    while start < len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        yield number, text[start:end]
+        start, number = end + 1, number + 1
+
 
 
 def import_match(text: str) -> dict:

@@ -74,6 +74,14 @@ def _tcp_server_class() -> type:
     return tcp.Server
 
 
+@functools.cache
+def _admitted_class() -> type:
+    """The wrapper of an admitted connection (games/arena/daphne_admission.py)."""
+    from games.arena.daphne_admission import AdmittedConnection
+
+    return AdmittedConnection
+
+
 def write_now(transport, data: bytes) -> None:
     """``transport.write(data)``, but written to the socket right away when nothing is waiting
     in the transport's buffer (as asyncio's transports do): Twisted's ``write`` always buffers,
@@ -83,6 +91,8 @@ def write_now(transport, data: bytes) -> None:
     is buffered exactly as before.  Only for a plain TCP connection of Twisted's (any other
     transport, e.g. TLS, gets ``transport.write``); a connection the kernel reports broken is
     left to ``transport.write``, whose own send finds the error and closes it as usual."""
+    if type(transport) is _admitted_class():  # the admission wrapper: write to its socket
+        transport = transport.transport
     if (type(transport) is _tcp_server_class() and not transport.TLS and transport.connected
             and not transport.disconnecting and not transport._writeDisconnected
             and not transport._tempDataBuffer and transport.offset == len(transport.dataBuffer)):
@@ -124,6 +134,7 @@ def bounded_daphne_classes():
     from twisted.internet import reactor
 
     from games.arena.consumers import CLOSE_TOO_MANY_MESSAGES
+    from games.arena.daphne_admission import AdmittedConnection
 
     class BoundedRequest(WebRequest):
         """Daphne's HTTP request with a bound on the body (``ARENA_MAX_REQUEST_BYTES``):
@@ -138,6 +149,10 @@ def bounded_daphne_classes():
             self.body_bytes = 0
 
         def gotLength(self, length):
+            # The request line and headers are in (Twisted calls this right after them).
+            door = self.channel.transport
+            if type(door) is AdmittedConnection:
+                door.headers_in()
             if length is not None and length > settings.ARENA["MAX_REQUEST_BYTES"]:
                 # Twisted would answer "Expect: 100-continue" after this; the 413 is the answer.
                 self.requestHeaders.removeHeader(b"Expect")
@@ -160,6 +175,14 @@ def bounded_daphne_classes():
                 self.channel.transport.loseConnection()
                 return
             super().requestReceived(command, path, version)
+
+        def finish(self):
+            door = self.channel.transport if self.channel is not None else None
+            if type(door) is AdmittedConnection and self.channel.persistent:
+                # The connection waits for its next request from here; a request already
+                # buffered is read within super().finish() and meets the deadline at once.
+                door.await_request()
+            super().finish()
 
         def _refuse(self):
             self.refused = True
@@ -233,6 +256,27 @@ def install_bounds(server) -> None:
     http_factory.buildProtocol = build_protocol
 
 
+def install_admission(listening) -> None:
+    """Per-address admission and the headers' deadline (games/arena/daphne_admission.py) at
+    one of Daphne's listening ports: a game's bot WebSocket port takes the bot ports' caps
+    (``ARENA_MAX_CONNECTIONS_PER_ADDRESS``, ``ARENA_CONNECTIONS_PER_S_PER_ADDRESS``), the
+    web port its own (``ARENA_WEB_…``); both ``ARENA_MAX_CONNECTIONS`` in all."""
+    from games.arena import daphne_admission
+    from games.arena.bot_sockets import bot_socket_ports
+    from games.arena.transport import Admission, admission_from_settings, parse_exempt
+
+    cfg = settings.ARENA
+    number = listening.getHost().port
+    game = bot_socket_ports().get(number)
+    if game is not None:
+        admission, name = admission_from_settings(cfg), f"{game} bot port"
+    else:
+        admission = Admission(cfg["WEB_MAX_CONNECTIONS_PER_ADDRESS"], cfg["WEB_CONNECTIONS_PER_S_PER_ADDRESS"],
+                              parse_exempt(cfg["ADMISSION_EXEMPT"]))
+        name = "web port"
+    daphne_admission.install(listening, admission, cfg["MAX_CONNECTIONS"], cfg["REQUEST_HEADERS_TIMEOUT"], name)
+
+
 def freeze_startup_heap() -> None:
     """Exempt what start-up loaded (Django, the apps, the libraries: most of the heap) from
     the garbage collector's full collections, which otherwise walk all of it every second or
@@ -298,12 +342,17 @@ class Command(BaseCommand):
             call_command("migrate", interactive=False, verbosity=0)
         from games.arena.bot_sockets import bot_socket_addresses
 
-        if role == "arena" and not bot_socket_addresses():
-            asyncio.run(self._arena_only())
-        elif role == "arena":  # Daphne serves the bots' WebSocket ports only
-            self._daphne(host, None, with_arena=True)
-        else:
-            self._daphne(host, port, with_arena=role == "all")
+        from games.arena.service import ListenerError
+
+        try:
+            if role == "arena" and not bot_socket_addresses():
+                asyncio.run(self._arena_only())
+            elif role == "arena":  # Daphne serves the bots' WebSocket ports only
+                self._daphne(host, None, with_arena=True)
+            else:
+                self._daphne(host, port, with_arena=role == "all")
+        except ListenerError as exc:  # exit status 1, the message on stderr
+            raise CommandError(str(exc)) from None
 
     def _daphne(self, host: str, port: int | None, with_arena: bool) -> None:
         """Daphne on ``host:port`` (None: no web port) and, with the arena, every game's bot
@@ -315,11 +364,42 @@ class Command(BaseCommand):
 
         from webapp.asgi import application
 
-        arena = None
-        if with_arena:
-            from games.arena.service import Arena
+        from games.arena.service import Arena, ListenerError, cannot_listen, port_setting
 
-            arena = Arena()
+        arena = Arena() if with_arena else None
+        failures: list[str] = []  # why a port could not be listened on, each naming its setting
+
+        def listen_error(failure):
+            """Daphne's own logs CRITICAL and stops, and the process then exits with 0."""
+            error = failure.value
+            where = getattr(error, "port", None)
+            if where == port:
+                what, setting = "web server", "ARENA_HTTP_PORT (or --port)"
+            else:
+                from games.arena import registry
+
+                game = {p: g for (_, p), g in bot_socket_addresses().items()}.get(where)
+                what = f"{registry.get(game).title} bot listener" if game else "a bot listener"
+                setting = port_setting(game) if game else "its port setting"
+            reason = getattr(error, "socketError", None) or error
+            failures.append(cannot_listen(what, getattr(error, "interface", host), where or 0,
+                                          getattr(reason, "strerror", None) or str(reason), setting))
+            log.critical(failures[-1])
+            server.stop()
+
+        def arena_started(task: asyncio.Future) -> None:
+            """An arena that could not start stops the server (it would serve pages but
+            run no match); its reason becomes the exit message."""
+            error = None if task.cancelled() else task.exception()
+            if error is None:
+                return
+            if isinstance(error, ListenerError):
+                failures.append(str(error))
+                log.critical(failures[-1])
+            else:
+                failures.append(f"the arena could not start: {error}")
+                log.critical(failures[-1], exc_info=error)
+            reactor.stop()
 
         def ready():
             install_bounds(server)
@@ -329,7 +409,7 @@ class Command(BaseCommand):
                 log.info("%s: listening for bots on %s:%d (WebSocket, any path)", game, bot_host, bot_port)
             freeze_startup_heap()
             if arena is not None:
-                asyncio.ensure_future(arena.start())
+                asyncio.ensure_future(arena.start()).add_done_callback(arena_started)
 
         if arena is not None:
             reactor.addSystemEventTrigger(
@@ -340,7 +420,16 @@ class Command(BaseCommand):
         server = Server(application=application, endpoints=endpoints,
                         ready_callable=ready, verbosity=0, websocket_max_message_size=MAX_WEBSOCKET_MESSAGE_BYTES,
                         websocket_max_frame_size=MAX_WEBSOCKET_MESSAGE_BYTES)
+        def listen_success(listening):
+            """Daphne's own (it notes the address), then admission at this port's accept."""
+            Server.listen_success(server, listening)
+            install_admission(listening)
+
+        server.listen_error = listen_error
+        server.listen_success = listen_success
         server.run()
+        if failures:
+            raise ListenerError("; ".join(failures))
 
     async def _arena_only(self) -> None:
         from games.arena.service import Arena

@@ -1,0 +1,42 @@
+"""``manage.py serve`` when one of its ports is taken: it exits with a non-zero status and
+says which setting to change, for every port it opens (the web port and each bot listener,
+TCP or WebSocket); before, it logged CRITICAL and exited with 0 (the web and Hanabi ports)
+or went on without its arena (a TCP bot port)."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from tests.serverproc import ROOT, free_port
+
+
+@pytest.mark.parametrize("setting, role, words", [
+    ("ARENA_HTTP_PORT", "all", "web server: cannot listen on 127.0.0.1:{port} (Address already in use); "
+                               "set ARENA_HTTP_PORT (or --port) to a free port"),
+    ("LIARS_DICE_PORT", "all", "Liar's Dice bot listener: cannot listen on 127.0.0.1:{port} (Address already in use); "
+                               "set LIARS_DICE_PORT to a free port"),
+    ("BLOKUS_PORT", "arena", "Blokus bot listener: cannot listen on 127.0.0.1:{port} (Address already in use); "
+                             "set BLOKUS_PORT to a free port"),
+    ("HANABI_PORT", "all", "Hanabi bot listener: cannot listen on 127.0.0.1:{port} (Address already in use); "
+                           "set HANABI_PORT to a free port"),
+])
+def test_a_taken_port_stops_the_server_with_a_failure_status_naming_its_setting(tmp_path, setting, role, words):
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    env = {**os.environ, "ARENA_DATA_DIR": str(tmp_path), "ARENA_HTTP_PORT": str(free_port()),
+           "LIARS_DICE_PORT": str(free_port()), "BLOKUS_PORT": str(free_port()), "HANABI_PORT": str(free_port()),
+           setting: str(port)}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    try:
+        out = subprocess.run([sys.executable, str(ROOT / "manage.py"), "serve", "--role", role], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=120)
+    finally:
+        taken.close()
+    assert out.returncode != 0, out.stdout + out.stderr
+    assert "CommandError: " + words.format(port=port) in out.stderr
