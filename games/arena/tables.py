@@ -354,6 +354,12 @@ def reserve_seats(match_id: int, names: list[str]) -> list[int]:
     return [seat.pk for seat in seats]
 
 
+def seat_registered_bot(seat_id: int, bot_id: int) -> None:
+    """A reserved seat was taken by registered bot ``bot_id`` (it presented its key): the seat
+    names it, so the table, the API and the ratings show an identity, not an unverified bot."""
+    Seat.objects.filter(pk=seat_id).update(registered_bot_id=bot_id)
+
+
 def free_bot_seat(seat_id: int) -> None:
     """A bot left before its table started: the seat is open again.  An automatic table left
     with nobody at it is removed (a port scan or a bot that hung up leaves nothing behind)."""

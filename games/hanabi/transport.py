@@ -11,7 +11,9 @@ Lobby (our rules where the original, one game per process, has none):
   key, games/arena/bot_keys.py) the bot plays under its registered name, on the wire too (a
   client takes its name from its first ``CONNECTION_RESPONSE``), a seat its owner held for it
   first; a refused key gets ``ERROR_RESPONSE`` "The bot key was refused." with the reason,
-  and the connection may send another ``CONNECTION_REQUEST``.  Every player joined there gets a
+  and the connection may send another ``CONNECTION_REQUEST`` (past the address's limit of
+  wrong keys it is closed, 4029).  A bot without a key that asks for a registered bot's name
+  (or a look-alike) gets the original's ``PLAYER_ALREADY_EXISTS`` (games/arena/names.py).  Every player joined there gets a
   ``CONNECTION_RESPONSE`` listing the names in join order, the joiner last; a connection gets
   none before its own (a client takes its name from the first one it receives).
 - ``GAME_START_REQUEST`` from any player of the gathering table starts it once it has two
@@ -37,7 +39,7 @@ import logging
 from django.conf import settings
 
 from games.arena.bot_keys import KeyRefused
-from games.arena.bot_sockets import CLOSE_TOO_MANY_MESSAGES, SocketConnection
+from games.arena.bot_sockets import CLOSE_REFUSED, CLOSE_TOO_MANY_MESSAGES, SocketConnection
 from games.arena.http_bots import json_too_deep
 from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
 from games.arena.service import SeatingBusy
@@ -86,8 +88,18 @@ class HanabiLobby:
             except KeyRefused as exc:
                 bot.joined = False  # it may connect again, with another key or none
                 bot.conn.write(protocol.error_response(protocol.KEY_REFUSED, str(exc)))
+                if exc.too_many:  # past the address's wrong keys: a guess costs a connection
+                    bot.conn.close(CLOSE_REFUSED, "too many wrong bot keys")
                 return
             bot.name = bot.display_name  # the registered name, on the wire too
+        elif await self.arena.claims_bot_name(GAME, bot.name):
+            # A keyless bot under a registered bot's name (or a look-alike): the original's own
+            # answer to a taken name, which its bots handle (games/arena/names.py).
+            bot.joined = False
+            bot.conn.write(protocol.error_response(
+                protocol.PLAYER_ALREADY_EXISTS,
+                "this name belongs to a registered bot: present its key, or choose another name"))
+            return
         try:
             seat_id = await self.arena.seat_bot(GAME, bot, auto=False)
         except LookupError:  # no web table waits for a bot: the automatic table
