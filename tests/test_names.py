@@ -122,3 +122,18 @@ def test_the_migration_keys_existing_names_and_renames_later_look_alikes():
     assert NameKey.objects.filter(user_id=alice.pk).count() >= 1
     with pytest.raises(names.NameTaken):
         _user("Alice…")
+
+
+@pytest.mark.django_db
+def test_the_admin_says_a_username_is_a_look_alike_instead_of_failing():
+    _user(ALICE)
+    staff = get_user_model().objects.create_superuser("root", password=PASSWORD)
+    client = Client()
+    client.force_login(staff)
+    page = client.post("/admin/auth/user/add/", {"username": "аlice…", "password1": PASSWORD,
+                                                 "password2": PASSWORD, "usable_password": "true"})
+    assert page.status_code == 200
+    assert "it looks like a username already registered" in page.content.decode()
+    page = client.post(f"/admin/auth/user/{staff.pk}/change/", {"username": "aIice…", "date_joined_0": "2026-01-01",
+                                                                 "date_joined_1": "00:00:00"})
+    assert "it looks like a username already registered" in page.content.decode()

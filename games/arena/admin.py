@@ -1,7 +1,42 @@
 """Operators' view of matches, seats and the event log (read-mostly: the log is append-only)."""
+from django import forms
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 
+from games.arena import names
 from games.arena.models import Event, Match, Seat
+
+
+class _UsernameLookAlikes:
+    """Usernames unique up to look-alikes (games/arena/names.py), said on the admin's form
+    rather than as a server error from the database's keys."""
+
+    def clean_username(self):
+        username = super().clean_username() if hasattr(super(), "clean_username") else self.cleaned_data["username"]
+        try:
+            names.check_free(username, names.USER_SCOPE, holder=self.instance.pk and self.instance)
+        except names.NameTaken as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return username
+
+
+class ArenaUserCreationForm(_UsernameLookAlikes, AdminUserCreationForm):
+    pass
+
+
+class ArenaUserChangeForm(_UsernameLookAlikes, UserChangeForm):
+    pass
+
+
+class ArenaUserAdmin(UserAdmin):
+    add_form = ArenaUserCreationForm
+    form = ArenaUserChangeForm
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), ArenaUserAdmin)
 
 
 class SeatInline(admin.TabularInline):
