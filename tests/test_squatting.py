@@ -12,7 +12,7 @@ import pytest
 
 from tests.blokus_client import Player, XmlClient
 from tests.hanabi_client import HanabiClient
-from tests.ld_bot import LDBot
+from tests.ld_bot import LDBot, simple_move
 from tests.serverproc import wait_until
 from tests.test_bot_identities import KeyedHanabi, Owner, api_seats, finished_match, fresh_minute
 
@@ -57,6 +57,30 @@ def test_a_keyless_liars_dice_bot_under_a_registered_name_plays_under_a_default_
     assert sorted(s["name"] for s in seats if s["verified"]) in (["Deep Doubt", "Deep Doubt"],
                                                                   ["Deep Doubt (1)", "Deep Doubt (2)"])
     assert "is a registered bot's name and came without its key" in server.log()
+
+
+def test_a_registered_name_sent_late_by_a_keyless_liars_dice_bot_is_not_shown_either(server):
+    owner = Owner(server.url, "fay")
+    owner.register("liars_dice", "Deep Doubt")
+    # One sends the name once seated (shown at once, as the seed lets a name come any time)...
+    early = LDBot(server.liars_dice_port, name=None)
+    wait_until(lambda: "liars_dice bot bot 127.0.0.1" in server.log(), 20, "the nameless bot seated")
+    early.send_obj({"name": "Deep Doubt"})
+    sent = []
+
+    def name_with_the_first_answer(msg):  # ...the other after its first request (held to the end)
+        if not sent:
+            sent.append(True)
+            late.send_obj({"name": "DEEP DOUBT"})
+        return simple_move(msg)
+
+    late = LDBot(server.liars_dice_port, name=None, decide=name_with_the_first_answer)
+    assert early.closed.wait(90) and late.closed.wait(90)
+    match = finished_match(owner, "liars_dice")
+    names = [s["name"] for s in api_seats(owner, match["id"])]
+    assert all(re.fullmatch(r"bot 127\.0\.0\.1:\d+", n) for n in names), names
+    assert server.log().count("is a registered bot's name and came without its key") == 2
+    assert sent
 
 
 def test_a_keyless_hanabi_bot_gets_player_already_exists_and_the_keyed_one_joins(server):

@@ -13,9 +13,10 @@ Lobby (our rules where the original, one game per process, has none):
   first; a refused key gets ``ERROR_RESPONSE`` "The bot key was refused." with the reason,
   and the connection may send another ``CONNECTION_REQUEST`` (past the address's limit of
   wrong keys it is closed, 4029).  A bot without a key that asks for a registered bot's name
-  (or a look-alike) gets the original's ``PLAYER_ALREADY_EXISTS`` (games/arena/names.py).  Every player joined there gets a
-  ``CONNECTION_RESPONSE`` listing the names in join order, the joiner last; a connection gets
-  none before its own (a client takes its name from the first one it receives).
+  (or a look-alike) gets the original's ``PLAYER_ALREADY_EXISTS`` (games/arena/names.py).
+  Every player joined there gets a ``CONNECTION_RESPONSE`` listing the names in join order,
+  the joiner last; a connection gets none before its own (a client takes its name from the
+  first one it receives).
 - ``GAME_START_REQUEST`` from any player of the gathering table starts it once it has two
   players or more (the original lets only the last to join start); at five it starts by
   itself.  The last to join sits at seat 0 and moves first, as with the original; the others
@@ -96,9 +97,8 @@ class HanabiLobby:
             # A keyless bot under a registered bot's name (or a look-alike): the original's own
             # answer to a taken name, which its bots handle (games/arena/names.py).
             bot.joined = False
-            bot.conn.write(protocol.error_response(
-                protocol.PLAYER_ALREADY_EXISTS,
-                "this name belongs to a registered bot: present its key, or choose another name"))
+            bot._error(HanabiError(protocol.PLAYER_ALREADY_EXISTS,
+                                   "this name belongs to a registered bot: present its key, or choose another name"))
             return
         try:
             seat_id = await self.arena.seat_bot(GAME, bot, auto=False)

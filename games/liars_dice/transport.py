@@ -149,7 +149,10 @@ class LiarsDiceBot(SeatEndpoint):
 
     async def _hold_name(self, name: str) -> None:
         """A name sent after the first request, checked now, shown when the match is over."""
-        if not await self.arena.claims_bot_name(GAME, name):
+        if await self.arena.claims_bot_name(GAME, name):
+            log.info("liars_dice %s: %r is a registered bot's name and came without its key: not shown",
+                     self.conn.peer, name)
+        else:
             self.held_name = name
 
     # --- lines from the bot -----------------------------------------------------------------
