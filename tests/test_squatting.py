@@ -103,6 +103,24 @@ def test_a_keyless_hanabi_bot_gets_player_already_exists_and_the_keyed_one_joins
         ("Firework", True), ("plain", False)]
 
 
+def test_a_hanabi_name_registered_while_a_keyless_bot_holds_it_goes_to_the_registered_bot(server):
+    early = HanabiClient(server.hanabi_port, "Nova")
+    assert early.wait_for("CONNECTION_RESPONSE")[0]["names"] == ["Nova"]
+    owner = Owner(server.url, "gus")
+    key = owner.register("hanabi", "Nova")  # registered while the keyless "Nova" waits
+    keyed = KeyedHanabi(server.hanabi_port, "ignored", key)
+    assert keyed.wait_for("CONNECTION_RESPONSE")[0]["names"] == ["Nova"], "the keyed bot is not refused"
+    (error,) = early.wait_for("ERROR_RESPONSE")
+    assert error["explanation"] == "A Player with the chosen name already exists."
+    assert early.done.wait(10), "the keyless one is disconnected, not left waiting"
+    other = HanabiClient(server.hanabi_port, "plain", start_when=2)
+    keyed.wait_for("GAME_OVER_RESPONSE", timeout=60)
+    other.wait_for("GAME_OVER_RESPONSE", timeout=60)
+    match = finished_match(owner, "hanabi")
+    assert sorted((s["name"], s["verified"]) for s in api_seats(owner, match["id"])) == [
+        ("Nova", True), ("plain", False)]
+
+
 def test_a_keyless_hanabi_bot_is_refused_a_registered_name_at_a_web_table_too(server):
     owner = Owner(server.url, "cyd")
     key = owner.register("hanabi", "Firework")

@@ -13,7 +13,9 @@ Lobby (our rules where the original, one game per process, has none):
   first; a refused key gets ``ERROR_RESPONSE`` "The bot key was refused." with the reason,
   and the connection may send another ``CONNECTION_REQUEST`` (past the address's limit of
   wrong keys it is closed, 4029).  A bot without a key that asks for a registered bot's name
-  (or a look-alike) gets the original's ``PLAYER_ALREADY_EXISTS`` (games/arena/names.py).
+  (or a look-alike) gets the original's ``PLAYER_ALREADY_EXISTS`` (games/arena/names.py);
+  one that took a name before it was registered gets it too, and is disconnected, when the
+  registered bot comes to the automatic table while it waits there.
   Every player joined there gets a ``CONNECTION_RESPONSE`` listing the names in join order,
   the joiner last; a connection gets none before its own (a client takes its name from the
   first one it receives).
@@ -121,6 +123,14 @@ class HanabiLobby:
             for other in joined:
                 other.conn.write(protocol.connection_response(names))
             return
+        if bot.bot_id is not None:
+            # A keyed bot never gives way to a keyless one: a bot without a key that took this
+            # name before it was registered leaves the gathering table (games/arena/names.py).
+            for squatter in [b for b in self.gathering if b.name == bot.name and b.bot_id is None]:
+                self.gathering.remove(squatter)
+                squatter.conn.write(protocol.error_response(
+                    protocol.PLAYER_ALREADY_EXISTS, "this name has been registered: its bot, with its key, takes it"))
+                squatter.conn.close()
         if any(b.name == bot.name for b in self.gathering):
             bot.joined = False
             bot.conn.write(protocol.error_response(protocol.PLAYER_ALREADY_EXISTS))
