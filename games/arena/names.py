@@ -28,9 +28,9 @@ import icu
 #: The scope of usernames in :class:`~games.arena.models.NameKey`; a bot's is :func:`bot_scope`.
 USER_SCOPE = "user"
 #: Longest name whose keys are computed (a username is at most 150 characters, any other
-#: name 40; a longer text is cut first).  Bounds a key's cost whatever a client sends: 12 us
-#: for ``alice…``, 40 us for 40 Latin letters, 0.75 ms for 40 of the longest expansions
-#: (U+FDFA, 18 letters each), 2.5 ms for 150 of them.
+#: name 40; a longer text is cut first).  Bounds a key's cost whatever a client sends, in CPU
+#: (``benchmarks/names_keys_cost.py``, load 11): 8 us for ``alice…``, 22 us for 40 Latin
+#: letters, 0.3 ms for 40 of the longest expansions (U+FDFA, 18 letters each), 1.5 ms for 150.
 MAX_KEYED = 150
 
 # One checker for the process: getSkeleton only reads it (ICU: thread-safe once configured).
