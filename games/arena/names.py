@@ -15,8 +15,9 @@ Two rules (README, *Names*):
   each protocol's own answer (the transports' docstrings): Hanabi the original's
   ``PLAYER_ALREADY_EXISTS``; Liar's Dice, whose bots never see a name, the name a bot that
   sent none gets; Blokus, where only the administrator's ``<prepare>`` names a slot, the name
-  of a slot without one.  A keyed bot never meets a keyless one under its own name, so it is
-  never refused because of one.
+  of a slot without one.  So a keyed bot never meets a keyless one under its own name and is
+  never refused because of one; where a keyless bot took a name before it was registered
+  and still waits (Hanabi's gathering table), it gives way.
 """
 from __future__ import annotations
 

@@ -10,9 +10,9 @@ any time; only the first counts.  A registered bot sends its key with its first 
 registered name; a refused key gets an ``{"subject": "error", "message": ...}`` line and
 the connection is closed.  A bot without a key that sends a registered bot's name, or a
 look-alike (games/arena/names.py), plays under the name of a bot that sent none: the
-reference refuses no name, and no bot sees a name on the wire, so nothing changes for it.  Each request waits 3 s for the reply whose ``message_id``
-matches; what the notes call a missing, late or malformed reply becomes a ``None`` answer,
-which loses the round by rule.
+reference refuses no name, and no bot sees a name on the wire, so nothing changes for it.
+Each request waits 3 s for the reply whose ``message_id`` matches; what the notes call a
+missing, late or malformed reply becomes a ``None`` answer, which loses the round by rule.
 """
 from __future__ import annotations
 
