@@ -9,28 +9,33 @@ from games.arena import names
 from games.arena.models import Event, Match, Seat
 
 
-class _UsernameLookAlikes:
-    """Usernames unique up to look-alikes (games/arena/names.py), said on the admin's form
-    rather than as a server error from the database's keys."""
+def _not_a_look_alike(form, username: str) -> str:
+    """``username``, unless it looks like another user's (games/arena/names.py): said on the
+    admin's form rather than as a server error from the database's keys."""
+    try:
+        names.check_free(username, names.USER_SCOPE, holder=form.instance.pk and form.instance)
+    except names.NameTaken as exc:
+        raise forms.ValidationError(str(exc)) from None
+    return username
+
+
+class ArenaUserCreationForm(AdminUserCreationForm):
+    """The admin's "add user" form, refusing a look-alike username."""
 
     def clean_username(self):
-        username = super().clean_username() if hasattr(super(), "clean_username") else self.cleaned_data["username"]
-        try:
-            names.check_free(username, names.USER_SCOPE, holder=self.instance.pk and self.instance)
-        except names.NameTaken as exc:
-            raise forms.ValidationError(str(exc)) from None
-        return username
+        return _not_a_look_alike(self, super().clean_username())
 
 
-class ArenaUserCreationForm(_UsernameLookAlikes, AdminUserCreationForm):
-    pass
+class ArenaUserChangeForm(UserChangeForm):
+    """The admin's user form, refusing a rename to a look-alike username."""
 
-
-class ArenaUserChangeForm(_UsernameLookAlikes, UserChangeForm):
-    pass
+    def clean_username(self):
+        return _not_a_look_alike(self, self.cleaned_data["username"])
 
 
 class ArenaUserAdmin(UserAdmin):
+    """Django's user admin with the look-alike check on its forms."""
+
     add_form = ArenaUserCreationForm
     form = ArenaUserChangeForm
 
