@@ -11,6 +11,21 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.installed-lock
 if [ ! -f "$stamp" ] || ! cmp -s requirements.lock "$stamp"; then
+  # PyICU (look-alike names, games/arena/names.py) is built against Debian's ICU: its headers,
+  # pkg-config, a C++ compiler and Python's headers must be there before pip builds it.
+  if ! .venv/bin/python -c "import icu" 2>/dev/null; then
+    as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+    include=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+    missing=()
+    for pkg in libicu-dev pkg-config g++; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+    [ -f "$include/Python.h" ] || missing+=(python3-dev)
+    if [ ${#missing[@]} -gt 0 ]; then
+      echo "setup: installing ${missing[*]} (Debian) to build PyICU"
+      as_root apt-get update -q >/dev/null
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
+    fi
+    echo "setup: building PyICU against the system's ICU (a minute or two, once)"
+  fi
   echo "setup: installing the locked Python packages into .venv (first run or lock changed)"
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.lock
   cp requirements.lock "$stamp"

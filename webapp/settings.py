@@ -258,8 +258,8 @@ ARENA = {
     # address; past them the form answers 429 "try again in N s" without checking the
     # password (games/arena/throttle.py: counted in CACHES, shared when REDIS_URL is set).
     "LOGIN_FAILURES_PER_MINUTE": env_int("ARENA_LOGIN_FAILURES_PER_MINUTE", 5),
-    # Wrong bot keys a clock minute per address (games/arena/bot_keys.py); past it a key is
-    # refused without being looked up.
+    # Wrong bot keys a clock minute per address (games/arena/bot_keys.py); past it each wrong
+    # key closes its connection (a right key always passes: keys are 192 random bits).
     "BOT_KEY_FAILURES_PER_MINUTE": env_int("ARENA_BOT_KEY_FAILURES_PER_MINUTE", 5),
     # Wrong personal API tokens a clock minute per address (games/arena/api_tokens.py).
     "API_TOKEN_FAILURES_PER_MINUTE": env_int("ARENA_API_TOKEN_FAILURES_PER_MINUTE", 10),

@@ -1,7 +1,47 @@
 """Operators' view of matches, seats and the event log (read-mostly: the log is append-only)."""
+from django import forms
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 
+from games.arena import names
 from games.arena.models import Event, Match, Seat
+
+
+def _not_a_look_alike(form, username: str) -> str:
+    """``username``, unless it looks like another user's (games/arena/names.py): said on the
+    admin's form rather than as a server error from the database's keys."""
+    try:
+        names.check_free(username, names.USER_SCOPE, holder=form.instance.pk and form.instance)
+    except names.NameTaken as exc:
+        raise forms.ValidationError(str(exc)) from None
+    return username
+
+
+class ArenaUserCreationForm(AdminUserCreationForm):
+    """The admin's "add user" form, refusing a look-alike username."""
+
+    def clean_username(self):
+        return _not_a_look_alike(self, super().clean_username())
+
+
+class ArenaUserChangeForm(UserChangeForm):
+    """The admin's user form, refusing a rename to a look-alike username."""
+
+    def clean_username(self):
+        return _not_a_look_alike(self, self.cleaned_data["username"])
+
+
+class ArenaUserAdmin(UserAdmin):
+    """Django's user admin with the look-alike check on its forms."""
+
+    add_form = ArenaUserCreationForm
+    form = ArenaUserChangeForm
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), ArenaUserAdmin)
 
 
 class SeatInline(admin.TabularInline):

@@ -7,3 +7,8 @@ class ArenaConfig(AppConfig):
     name = "games.arena"
     label = "arena"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from games.arena import names
+
+        names.connect_signals()  # registered names are unique up to look-alikes

@@ -44,6 +44,9 @@ CLOSE_NORMAL = 1000
 CLOSE_SILENT = 4000
 CLOSE_TOO_MANY_MESSAGES = 4008
 CLOSE_TOO_BIG = 4013
+#: Closed after the handshake for a refusal the bot can act on (too many wrong bot keys from
+#: its address: games/arena/bot_keys.py); a refusal before the handshake has no close code.
+CLOSE_REFUSED = 4029
 CLOSE_NO_ARENA = 4503
 
 _admissions: dict[str, Admission] = {}

@@ -21,12 +21,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
+from django.db import transaction
 from django.http import Http404, HttpResponseForbidden
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from games.arena import api_tokens, bot_keys, http_bots, registry
+from games.arena import api_tokens, bot_keys, http_bots, names, registry
 from games.arena.models import ApiToken, RegisteredBot
 
 
@@ -75,6 +76,11 @@ class BotForm(forms.ModelForm):
     def clean(self):
         data = super().clean()
         game = data.get("game")
+        if game and data.get("name"):
+            try:  # unique up to look-alikes: alice, ALICE, aIice, alice. and Cyrillic аlice are one
+                names.check_free(data["name"], names.bot_scope(game), holder=self.instance.pk and self.instance)
+            except names.NameTaken as exc:
+                self.add_error("name", str(exc))
         if game and registry.get(game).bot_access != "http":
             if (data.get("base_url") or "").strip():
                 self.add_error("base_url", f"{registry.get(game).title} bots connect to the arena with a key: "
@@ -109,7 +115,12 @@ def bot_list(request):
             key = None
             if registry.get(bot.game).bot_access != "http":
                 key, bot.key_hash = bot_keys.new_key()
-            bot.save()
+            try:
+                with transaction.atomic():  # the name's look-alike keys are written with it
+                    bot.save()
+            except names.NameTaken as exc:  # registered a moment ago by another request
+                form.add_error("name", str(exc))
+                return _bot_page(request, form, None)
             if key is None:
                 return redirect(f"/bots/#bot-{bot.pk}")
             new_key = {"bot": bot, "key": key}

@@ -248,3 +248,30 @@ class ApiToken(models.Model):
 
     def __str__(self):
         return f"API token of {self.user}"
+
+
+class NameKey(models.Model):
+    """One look-alike key of a registered name (games/arena/names.py): a username (scope
+    ``"user"``) or a registered bot's name (scope ``"bot:<game>"``) holds the keys of
+    :func:`~games.arena.names.name_keys`, and no two names hold the same key in a scope, so
+    ``alice``, ``ALICE``, ``aIice``, ``alice.`` and Cyrillic ``аlice`` cannot all be registered,
+    whichever way a row is written (forms, admin, shell) and whatever races.  Written with the
+    name by the ``pre_save``/``post_save`` handlers in :mod:`games.arena.names`; deleted with
+    its holder."""
+
+    scope = models.CharField(max_length=40)
+    #: SHA-256 hex of the name's folded, skeleton form (:func:`games.arena.names.name_keys`).
+    key = models.CharField(max_length=64)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, related_name="+",
+                             on_delete=models.CASCADE)
+    bot = models.ForeignKey(RegisteredBot, null=True, blank=True, related_name="+", on_delete=models.CASCADE)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "key"], name="unique_name_key"),
+            models.CheckConstraint(condition=models.Q(user__isnull=True) ^ models.Q(bot__isnull=True),
+                                   name="name_key_one_holder"),
+        ]
+
+    def __str__(self):
+        return f"{self.scope} name key of {self.user or self.bot}"

@@ -18,6 +18,7 @@ from django.conf import settings
 from games.arena import bot_keys, http_bots, registry, replay, tables
 from games.arena.bot_sockets import SocketGames
 from games.arena.eventlog import EventWriter
+from games.arena.names import claimed_bot_name
 from games.arena.models import Match, Seat
 from games.arena.runner import MatchRunner, table_group
 from games.arena.seats import BuiltinSeat, HumanSeat, SeatEndpoint
@@ -328,6 +329,8 @@ class Arena:
         if seat_id in self.waiting:
             raise LookupError("this reservation is already in use")
         self.waiting[seat_id] = endpoint
+        if endpoint.bot_id is not None:  # a registered bot (Hanabi's automatic table): verified
+            await sync_to_async(tables.seat_registered_bot)(seat_id, endpoint.bot_id)
         await self._table_changed(match_id)
         return seat_id, index
 
@@ -441,6 +444,12 @@ class Arena:
         bot = await sync_to_async(bot_keys.identify)(game, key, host)
         endpoint.bot_id = bot.pk
         endpoint.display_name = bot.name
+
+    async def claims_bot_name(self, game: str, name: str) -> bool:
+        """Whether a bot of ``game`` that presented no key claims a registered bot's name, or a
+        look-alike, with ``name`` (:func:`games.arena.names.claimed_bot_name`): each door then
+        answers as its protocol allows, never seating it under that name."""
+        return await sync_to_async(claimed_bot_name)(game, name)
 
     async def match_of_seat(self, seat_id: int) -> int | None:
         """The match id of seat ``seat_id`` (None if there is no such seat)."""

@@ -430,6 +430,12 @@ def seated_names(match_id: int) -> list[tuple[int, str | None]]:
             Seat.objects.filter(match_id=match_id).order_by("index").values_list("pk", "display_name", "occupied")]
 
 
+def seat_registered_bot(seat_id: int, bot_id: int) -> None:
+    """A reserved seat was taken by registered bot ``bot_id`` (it presented its key): the seat
+    names it, so the table, the API and the ratings show an identity, not an unverified bot."""
+    Seat.objects.filter(pk=seat_id).update(registered_bot_id=bot_id)
+
+
 def free_bot_seat(seat_id: int) -> None:
     """A bot left before its table started: the seat is open again.  An automatic table left
     with nobody at it is removed (a port scan or a bot that hung up leaves nothing behind)."""

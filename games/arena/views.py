@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.db.models import Prefetch, Q
 from django.http import Http404, HttpResponseNotAllowed
 from django.http.request import split_domain_port
@@ -18,7 +20,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from games.arena import registry, tables, throttle
+from games.arena import names, registry, tables, throttle
 from games.arena.models import Match, RegisteredBot, Seat
 from games.arena.queries import PAGE_SIZE, FilterError, check_filters, finished_matches, page_number
 from games.arena.runner import table_group
@@ -47,12 +49,28 @@ def creator_key(request) -> str:
     return f"ip:{request.META.get('REMOTE_ADDR', '')}"
 
 
-def _take_nickname(request) -> None:
-    """A guest may give a nickname with any form that seats them."""
+def _nickname_refused(name: str) -> str | None:
+    """Why a guest may not take ``name`` as a nickname, or None: it is, or looks like, a
+    username or a registered bot's name (games/arena/names.py), which only its owner plays
+    under."""
+    if names.claimed_name(name):
+        return (f"“{name}” is a registered name (or looks like one): log in to play under it, "
+                "or choose another nickname.")
+    return None
+
+
+def _take_nickname(request) -> bool:
+    """A guest may give a nickname with any form that seats them.  Returns True when it was
+    refused as a registered name (the message is posted)."""
     if not request.user.is_authenticated and request.POST.get("nickname"):
         name = tables.clean_name(request.POST["nickname"])
+        refused = name and _nickname_refused(name)
+        if refused:
+            messages.error(request, refused)
+            return True
         if name:
             request.session[NICKNAME_KEY] = name
+    return False
 
 
 def creation_refused(request) -> str | None:
@@ -197,10 +215,10 @@ def play_bot(request, game: str):
         raise Http404("no such game") from None
     if spec.strongest_bot is None:
         raise Http404("no built-in bot to play")
-    _take_nickname(request)
+    refused = _take_nickname(request)
     sitter = sitter_for(request)
     if sitter is None:
-        if "nickname" in request.POST:
+        if "nickname" in request.POST and not refused:
             messages.error(request, "A nickname needs at least one visible character.")
         return redirect(f"{reverse('lobby')}?play={spec.slug}#nickname")
     creator = creator_key(request)
@@ -357,10 +375,11 @@ def match_page(request, match_id: int):
 @require_POST
 def join(request, match_id: int, index: int):
     """Take an open person-seat (guests give a nickname on the same form)."""
-    _take_nickname(request)
+    refused = _take_nickname(request)
     sitter = sitter_for(request)
     if sitter is None:
-        messages.error(request, "Choose a nickname first.")
+        if not refused:
+            messages.error(request, "Choose a nickname first.")
         return redirect("match", match_id)
     error = tables.join_seat(match_id, index, sitter)
     if error:
@@ -420,7 +439,10 @@ def nickname(request):
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
     name = tables.clean_name(request.POST.get("nickname", ""))
-    if name:
+    refused = name and _nickname_refused(name)
+    if refused:
+        messages.error(request, refused)
+    elif name:
         request.session[NICKNAME_KEY] = name
     else:
         messages.error(request, "A nickname needs at least one visible character.")
@@ -464,22 +486,40 @@ def _try_later(seconds: int, what: str = "Too many attempts") -> str:
     return f"{what}; try again in {seconds} s." if seconds < 120 else f"{what}; try again in {-(-seconds // 60)} min."
 
 
+class SignupForm(UserCreationForm):
+    """Django's signup form, with usernames unique up to look-alikes (games/arena/names.py):
+    ``alice``, ``ALICE``, ``aIice``, ``alice.`` and Cyrillic ``аlice`` are one name."""
+
+    def clean_username(self):
+        # Ours first: one message for every look-alike (Django's own check covers case only).
+        try:
+            names.check_free(self.cleaned_data.get("username", ""), names.USER_SCOPE)
+        except names.NameTaken as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return super().clean_username()
+
+
 def signup(request):
     """Create an account and log in: at most ``ARENA_SIGNUPS_PER_HOUR`` accounts an hour per
     address (counted before the form is checked; past it ``429``, "Too many accounts were
     created from your address; try again in N min")."""
-    form = UserCreationForm(request.POST or None)
+    form = SignupForm(request.POST or None)
     if request.method == "POST":
         wait = throttle.SIGNUP_BY_ADDRESS.attempt(_address(request))
         if wait:
             return render(request, "registration/signup.html",
-                          {"form": UserCreationForm(),
+                          {"form": SignupForm(),
                            "throttled": _try_later(wait, "Too many accounts were created from your address")},
                           status=429)
         if form.is_valid():
-            user = form.save()
-            login(request, user)
-            return redirect("lobby")
+            try:
+                with transaction.atomic():  # the username's look-alike keys are written with it
+                    user = form.save()
+            except names.NameTaken as exc:  # taken a moment ago by another request
+                form.add_error("username", str(exc))
+            else:
+                login(request, user)
+                return redirect("lobby")
         throttle.SIGNUP_BY_ADDRESS.refund(_address(request))  # no account made
     return render(request, "registration/signup.html", {"form": form})
 

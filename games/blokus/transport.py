@@ -809,7 +809,9 @@ class BlokusClient(SeatEndpoint):
 
     async def _prepare(self, msg: dict) -> None:
         """A table whose two seats are reserved: one code per slot (every slot gets one, a
-        ``reserved="false"`` slot too: our seats are all for bots that present a code)."""
+        ``reserved="false"`` slot too: our seats are all for bots that present a code).  A
+        ``displayName`` that is a registered bot's name, or a look-alike, is dropped: the slot
+        plays as ``Player N`` (its client presents a code, not the bot's key)."""
         variant = protocol.GAME_TYPES[msg["game_type"]]  # the codec refuses an unknown one
         waiting = self.listener.prepared_waiting()
         if waiting >= self.listener.max_prepared:
@@ -817,7 +819,17 @@ class BlokusClient(SeatEndpoint):
                         "let them play or cancel some before preparing more")
             return
         slots = msg["slots"]
-        names = [clean_name(slot.get("name") or "") or f"Player {i + 1}" for i, slot in enumerate(slots)]
+        names = []
+        for i, slot in enumerate(slots):
+            name = clean_name(slot.get("name") or "")
+            if name and await self.arena.claims_bot_name(GAME, name):
+                # A slot is taken with its code, never a key, so no registered bot's name (nor a
+                # look-alike, games/arena/names.py): it plays as a slot without a name does.
+                # Clients learn their colour from the welcome message, never from a name.
+                self._log(logging.INFO, "slot %d: %r is a registered bot's name; it plays as %r", i + 1, name,
+                          f"Player {i + 1}")
+                name = ""
+            names.append(name or f"Player {i + 1}")
         try:
             match_id, codes = await self.arena.prepare(GAME, {"variant": variant}, names, paused=msg["pause"],
                                                        creator_key=f"ip:{self.conn.peer.rsplit(':', 1)[0]}")

@@ -11,8 +11,12 @@ Lobby (our rules where the original, one game per process, has none):
   With a ``key`` (ours: a registered bot's key, games/arena/bot_keys.py) the bot plays under
   its registered name, on the wire too, a seat its owner held for it first; a refused key
   gets ``ERROR_RESPONSE`` "The bot key was refused." with the reason, and the connection may
-  send another ``CONNECTION_REQUEST``.  A name another player at that table has (a bot, a
-  person, a built-in bot) gets ``PLAYER_ALREADY_EXISTS``, as the original answers it.
+  send another ``CONNECTION_REQUEST`` (past the address's limit of wrong keys it is closed,
+  4029).  A name another player at that table has (a bot, a person, a built-in bot) gets
+  ``PLAYER_ALREADY_EXISTS``, as the original answers it.  So does a bot without a key that
+  asks for a registered bot's name or a look-alike (games/arena/names.py); one that took a
+  name before it was registered gets it too, and is disconnected, when the registered bot
+  comes to the automatic table where it waits.
 - Every bot joined at the table gets a ``CONNECTION_RESPONSE`` listing the players joined
   (at an automatic table in join order; at a web table the seats taken, in seat order),
   the joiner last; a connection gets none before its own (a client takes its own name from
@@ -48,7 +52,7 @@ import logging
 from django.conf import settings
 
 from games.arena.bot_keys import KeyRefused
-from games.arena.bot_sockets import CLOSE_TOO_MANY_MESSAGES, SocketConnection
+from games.arena.bot_sockets import CLOSE_REFUSED, CLOSE_TOO_MANY_MESSAGES, SocketConnection
 from games.arena.http_bots import json_too_deep
 from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
 from games.arena.service import NameTaken, SeatingBusy
@@ -118,8 +122,16 @@ class HanabiLobby:
                 await self.arena.identify_bot(GAME, key, bot.conn.host, bot)
             except KeyRefused as exc:  # it may connect again, with another key or none
                 bot.refused(protocol.KEY_REFUSED, str(exc))
+                if exc.too_many:  # past the address's wrong keys: a guess costs a connection
+                    bot.conn.close(CLOSE_REFUSED, "too many wrong bot keys")
                 return
             bot.name = bot.display_name  # the registered name, on the wire too
+        elif await self.arena.claims_bot_name(GAME, bot.name):
+            # A keyless bot under a registered bot's name (or a look-alike): the original's own
+            # answer to a taken name, which its bots handle (games/arena/names.py).
+            bot.refused(protocol.PLAYER_ALREADY_EXISTS,
+                        "this name belongs to a registered bot: present its key, or choose another name")
+            return
         try:
             # Not started from here: the bot that fills a web table hears its own
             # CONNECTION_RESPONSE before the GAME_START_RESPONSE (table_changed below).
@@ -162,6 +174,8 @@ class HanabiLobby:
     async def _gather(self, bot: "HanabiBot") -> None:
         """``bot`` joins the oldest automatic table that is not full (a new one if none);
         a name already there is refused with ``PLAYER_ALREADY_EXISTS``, as the original does."""
+        if bot.bot_id is not None:
+            self._evict_squatters(bot.name)
         table = next((t for t in self.tables if not t.full), None)
         if table is None:
             table = Gathering()
@@ -178,6 +192,19 @@ class HanabiLobby:
         if table.full and table.timer is None and self.full_table_wait_s > 0:
             table.timer = asyncio.get_running_loop().call_later(
                 self.full_table_wait_s, lambda: asyncio.ensure_future(self._start_full(table)))
+
+    def _evict_squatters(self, name: str) -> None:
+        """A keyed bot never gives way to a keyless one: a bot without a key that took ``name``
+        at a gathering table before the name was registered is refused and disconnected
+        (games/arena/names.py); a table already starting is left as it is."""
+        for table in self.tables:
+            if table.starting:
+                continue
+            for squatter in [b for b in table.bots if b.name == name and b.bot_id is None]:
+                squatter.refused(protocol.PLAYER_ALREADY_EXISTS,
+                                 "this name has been registered: its bot, with its key, takes it")
+                self.left(squatter)
+                squatter.conn.close()
 
     async def _start_full(self, table: Gathering) -> None:
         table.timer = None

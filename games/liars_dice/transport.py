@@ -8,9 +8,11 @@ costs no database work and leaves no table behind.  The bot may send ``{"name": 
 any time; only the first counts.  A registered bot sends its key with its first name,
 ``{"name": ..., "key": "arena-key-..."}`` (games/arena/bot_keys.py), and plays under its
 registered name; a refused key gets an ``{"subject": "error", "message": ...}`` line and
-the connection is closed.  Each request waits 3 s for the reply whose ``message_id``
-matches; what the notes call a missing, late or malformed reply becomes a ``None`` answer,
-which loses the round by rule.
+the connection is closed.  A bot without a key that sends a registered bot's name, or a
+look-alike (games/arena/names.py), plays under the name of a bot that sent none: the
+reference refuses no name, and no bot sees a name on the wire, so nothing changes for it.
+Each request waits 3 s for the reply whose ``message_id`` matches; what the notes call a
+missing, late or malformed reply becomes a ``None`` answer, which loses the round by rule.
 """
 from __future__ import annotations
 
@@ -62,6 +64,8 @@ class LiarsDiceBot(SeatEndpoint):
         self.named = False
         #: A name sent after the bot saw its dice, shown once the match is over (see _set_name).
         self.held_name: str | None = None
+        #: A name sent without a key, until checked against registered bots' names.
+        self.claimed: str | None = None
         self.seat_id: int | None = None
         self.request: TimedRequest | None = None
         self.complaints = 0  # lines we could not use (logged up to MAX_LOGGED_BAD_LINES)
@@ -103,6 +107,8 @@ class LiarsDiceBot(SeatEndpoint):
                 return
             finally:
                 self.key = None  # not kept past its check
+        elif self.claimed is not None:
+            await self._check_name()
         try:
             self.seat_id = await self.arena.seat_bot(GAME, self)
         except SeatingBusy as exc:
@@ -119,7 +125,35 @@ class LiarsDiceBot(SeatEndpoint):
         if self.gone:
             await self.arena.bot_left(self.seat_id)
         elif self.named and not named_before:
+            await self._show_name()
+
+    async def _check_name(self) -> bool:
+        """Take the name the bot sent (``claimed``) as its display name, unless it is a
+        registered bot's name or a look-alike (games/arena/names.py): a bot without its key
+        never plays under one.  Its bot never sees a name on the wire, so it plays on under the
+        name of a bot that sent none, and the log says why."""
+        name, self.claimed = self.claimed, None
+        if name is None:
+            return False
+        if await self.arena.claims_bot_name(GAME, name):
+            log.info("liars_dice %s: %r is a registered bot's name and came without its key: shown as %r",
+                     self.conn.peer, name, self.display_name)
+            return False
+        self.display_name = name
+        return True
+
+    async def _show_name(self) -> None:
+        """A name sent once the bot was seated: checked (:meth:`_check_name`), then shown."""
+        if await self._check_name() and self.seat_id is not None:
             await self.arena.bot_named(self.seat_id, self.display_name)
+
+    async def _hold_name(self, name: str) -> None:
+        """A name sent after the first request, checked now, shown when the match is over."""
+        if await self.arena.claims_bot_name(GAME, name):
+            log.info("liars_dice %s: %r is a registered bot's name and came without its key: not shown",
+                     self.conn.peer, name)
+        else:
+            self.held_name = name
 
     # --- lines from the bot -----------------------------------------------------------------
     def _complain(self, reason: str, violation: bool = True) -> None:
@@ -184,11 +218,11 @@ class LiarsDiceBot(SeatEndpoint):
             return
         self.named = True
         if self.request is not None:
-            self.held_name = clean_name(name)
+            asyncio.get_running_loop().create_task(self._hold_name(clean_name(name)))
             return
-        self.display_name = clean_name(name)
+        self.claimed = clean_name(name)
         if self.seat_id is not None:
-            asyncio.get_running_loop().create_task(self.arena.bot_named(self.seat_id, self.display_name))
+            asyncio.get_running_loop().create_task(self._show_name())
 
     def _show_held_name(self) -> None:
         if self.held_name is not None:
