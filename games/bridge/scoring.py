@@ -241,7 +241,7 @@ def imps(difference: int) -> int:
     of 10, so a difference between two bands (say 15) counts in the lower one."""
     size = abs(difference)
     for i, bound in enumerate(IMP_BOUNDS):
-        if size <= bound:
+        if size < bound + 10:
             return i if difference >= 0 else -i
     return 24 if difference >= 0 else -24
 
