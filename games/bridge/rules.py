@@ -255,6 +255,9 @@ class BridgeState(State):
         "dealt", "hands", "phase", "calls", "last_bid", "last_bidder", "doubled", "passes",
         "first_namer", "level", "strain", "declarer", "dummy", "player", "trick", "trick_first",
         "best_power", "best_seat", "power", "tricks", "tricks_won", "records", "totals",
+        # the views' forms of ``calls`` and ``tricks``, kept up to date rather than rebuilt
+        # for every view (public_observation)
+        "call_names", "trick_views", "results",
     )
 
     def __init__(self, config: Mapping | None, seed: int):
@@ -265,6 +268,7 @@ class BridgeState(State):
         self.rng = random.Random(seed)
         self.played = 0  # boards finished
         self.records: list[dict] = []
+        self.results: list[dict] = []  # the public part of each record, for the views
         self.totals = [0, 0]  # duplicate points per side
         self._start_board()
 
@@ -286,6 +290,7 @@ class BridgeState(State):
         self.hands = list(hands)
         self.phase = _AUCTION
         self.calls: list[int] = []
+        self.call_names: list[str] = []
         self.last_bid = -1
         self.last_bidder = -1
         self.doubled = 0
@@ -300,6 +305,7 @@ class BridgeState(State):
         self.power = None
         self.tricks: list[tuple[int, tuple[int, ...], int]] = []  # (first seat, cards, winner)
         self.tricks_won = [0, 0]
+        self.trick_views: list[dict] = []
 
     # --- fast path --------------------------------------------------------------------------
     def legal_calls(self) -> list[int]:
@@ -344,6 +350,7 @@ class BridgeState(State):
         :meth:`legal_calls`).  Returns the happenings as :meth:`apply` does."""
         seat = self.player
         self.calls.append(call)
+        self.call_names.append(CALL_NAMES[call])
         if call == PASS:
             self.passes += 1
             if self.passes == 3 and self.last_bid >= 0:
@@ -396,8 +403,10 @@ class BridgeState(State):
         winner = self.best_seat
         self.tricks.append((self.trick_first, tuple(trick), winner))
         self.tricks_won[winner & 1] += 1
+        names = [CARD_NAMES[x] for x in trick]
+        self.trick_views.append({"first": self.trick_first, "cards": names, "winner": winner})
         happenings.append({"type": "trick_over", "board": self.board, "trick": len(self.tricks),
-                           "first": self.trick_first, "cards": [CARD_NAMES[x] for x in trick],
+                           "first": self.trick_first, "cards": list(names),
                            "winner": winner, "tricks_won": list(self.tricks_won)})
         self.trick = []
         self.player = winner
@@ -420,16 +429,17 @@ class BridgeState(State):
         self.totals[0 if score > 0 else 1] += abs(score)
         record = {
             "board": self.board, "dealer": self.dealer, "vulnerability": self.vulnerability,
-            "calls": [CALL_NAMES[c] for c in self.calls], "contract": self.contract(),
+            "calls": self.call_names, "contract": self.contract(),
             "declarer": None if passed_out else self.declarer, "tricks": declarer_tricks,
             "result": self.result_text(), "score": score,
-            "play": [{"first": f, "cards": [CARD_NAMES[c] for c in cards], "winner": w}
-                     for f, cards, w in self.tricks],
+            "play": self.trick_views,
         }
         happening = {"type": "board_over", **{k: v for k, v in record.items() if k != "play"},
                      "totals": list(self.totals)}
         record["hands"] = [mask_to_names(h) for h in self.dealt]
         self.records.append(record)
+        # a new list, never changed: views hand out the old one
+        self.results = self.results + [{k: record[k] for k in ("board", "contract", "declarer", "result", "score")}]
         self.played += 1
         if self.played < self.boards:
             self._start_board()
@@ -560,7 +570,11 @@ class BridgeState(State):
         tricks (finished ones: ``{"first", "cards", "winner"}``), trick (the current one:
         ``{"first", "cards"}``), tricks_won [N-S, E-W], hand_sizes, dummy_hand (names or
         None), results (finished boards: ``board, contract, declarer, result, score``),
-        totals [N-S, E-W], terminal``."""
+        totals [N-S, E-W], terminal``.
+
+        Each call returns a new dict and new lists at its top level, but the dicts of
+        finished tricks inside ``tricks`` are shared with other views and the board records:
+        callers read views and never change them."""
         to_act = self.to_act()
         return {
             "board": self.board,
@@ -570,19 +584,17 @@ class BridgeState(State):
             "phase": _PHASE_NAMES[self.phase],
             "to_act": list(to_act),
             "player": self.player,
-            "calls": [CALL_NAMES[c] for c in self.calls],
+            "calls": self.call_names[:],
             "contract": self.contract() if self.phase == _PLAY else None,
             "declarer": self.declarer,
             "dummy": self.dummy,
-            "tricks": [{"first": f, "cards": [CARD_NAMES[c] for c in cards], "winner": w}
-                       for f, cards, w in self.tricks],
+            "tricks": self.trick_views[:],
             "trick": {"first": self.trick_first if self.trick else self.player if self.phase == _PLAY else -1,
                       "cards": [CARD_NAMES[c] for c in self.trick]},
             "tricks_won": list(self.tricks_won),
             "hand_sizes": [h.bit_count() for h in self.hands],
             "dummy_hand": mask_to_names(self.hands[self.dummy]) if self.dummy_exposed() else None,
-            "results": [{k: r[k] for k in ("board", "contract", "declarer", "result", "score")}
-                        for r in self.records],
+            "results": self.results,
             "totals": list(self.totals),
             "terminal": self.phase == _OVER,
         }
@@ -632,8 +644,7 @@ class BridgeState(State):
             "winner": winner,
             "winners": [] if winner is None else [winner, winner + 2],
             "totals": [a, b],
-            "boards": [{k: r[k] for k in ("board", "contract", "declarer", "result", "score")}
-                       for r in self.records],
+            "boards": [dict(r) for r in self.results],
         }
 
     def board_records(self) -> list[dict]:
@@ -650,6 +661,8 @@ class BridgeState(State):
         other.rng.setstate(self.rng.getstate())
         other.hands = list(self.hands)
         other.calls = list(self.calls)
+        other.call_names = list(self.call_names)
+        other.trick_views = list(self.trick_views)
         other.first_namer = [list(self.first_namer[0]), list(self.first_namer[1])]
         other.trick = list(self.trick)
         other.tricks = list(self.tricks)
