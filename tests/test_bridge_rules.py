@@ -335,6 +335,80 @@ def test_revealed_shows_an_earlier_board_once_it_is_over():
     assert state.revealed_observation()["board_hands"] == [first]
 
 
+# --- rubber bridge --------------------------------------------------------------------------
+def play_out(state: rules.BridgeState) -> list[dict]:
+    """Play the board in hand to its end with each seat's first legal card."""
+    out = []
+    board = state.played
+    while state.played == board and not state.is_terminal():
+        seat = state.to_act()[0]
+        out += state.apply({seat: state.legal_actions(seat)[0]})
+    return out
+
+
+def test_a_rubber_won_two_games_to_none_with_honours():
+    state = new_state({"scoring": "rubber", "dealer": N, "deals": [{"hands": SUITED}] * 2}, 1)
+    assert (state.board, state.dealer, state.vulnerability) == (1, N, "None")
+    play(state, "4S", "P", "P", "P")
+    happenings = play_out(state)  # North takes all 13 tricks: 4S+3, and holds the five honours
+    [over] = [h for h in happenings if h["type"] == "board_over"]
+    assert over["rubber"] == {"above": [90 + 150, 0], "below": [120, 0], "game": 0, "rubber": None}
+    assert over["score"] == 360 and over["totals"] == [360, 0]
+    # the deal passes to East; North-South have a game: vulnerable
+    assert (state.board, state.dealer, state.vulnerability) == (2, E, "NS")
+    assert state.public_observation()["rubber"]["games"] == [1, 0]
+    play(state, "P", "P", "P", "4S", "P", "P", "P")
+    happenings = play_out(state)
+    assert happenings[-1] == {"type": "match_over", "totals": [1420, 0], "winner": 0,
+                              "unfinished_rubber_bonus": [0, 0]}
+    assert state.is_terminal() and state.result()["scores"] == [1420, 0, 1420, 0]
+    assert state.public_observation()["rubber"]["winner"] == 0
+
+
+def test_an_unfinished_rubber_and_a_passed_out_deal():
+    state = new_state({"scoring": "rubber", "dealer": W, "boards": 2, "deals": [{"hands": SUITED}]}, 1)
+    play(state, "P", "1S", "P", "P", "P")
+    play_out(state)  # 1S+6 by North: 30 below, 180 above, 150 honours
+    assert state.dealer == N and state.vulnerability == "None"
+    happenings = play(state, "P", "P", "P", "P")
+    assert happenings[0]["rubber"] == {"above": [0, 0], "below": [0, 0], "game": None, "rubber": None}
+    # two deals played, no rubber: North-South's part-score earns the unfinished rubber's 50
+    assert happenings[-1]["unfinished_rubber_bonus"] == [50, 0]
+    assert state.result()["totals"] == [30 + 180 + 150 + 50, 0]
+
+
+def test_the_first_rubber_dealer_comes_from_the_seed():
+    dealers = {new_state({"scoring": "rubber"}, seed).dealer for seed in range(40)}
+    assert dealers == {0, 1, 2, 3}
+    assert new_state({"scoring": "rubber"}, 5).dealer == new_state({"scoring": "rubber"}, 5).dealer
+    with pytest.raises(ValueError):
+        new_state({"scoring": "chicago"}, 1)
+    with pytest.raises(ValueError):
+        new_state({"scoring": "rubber", "dealer": 4}, 1)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_a_random_rubber_adds_up(seed):
+    rng = random.Random(seed)
+    state = new_state({"scoring": "rubber", "boards": 8}, seed)
+    first = state.dealer
+    happenings = []
+    while not state.is_terminal():
+        seat = state.to_act()[0]
+        legal = state.legal_actions(seat)
+        action = "P" if state.phase == 0 and rng.random() < 0.7 else rng.choice(legal)
+        happenings += state.apply({seat: action})
+    records = state.board_records()
+    assert [r["dealer"] for r in records] == [(first + i) % 4 for i in range(len(records))]
+    sheet = state.public_observation()["rubber"]
+    assert len(records) == 8 or sheet["winner"] is not None
+    bonus = happenings[-1]["unfinished_rubber_bonus"]
+    ns, ew = state.result()["totals"]
+    assert ns - ew == sum(r["score"] for r in records) + bonus[0] - bonus[1]
+    assert [ns, ew] == [sheet["above"][0] + sheet["below"][0], sheet["above"][1] + sheet["below"][1]]
+
+
 # --- properties -----------------------------------------------------------------------------
 def cards_in(view) -> set[str]:
     """Every card name anywhere in a JSON-able view."""

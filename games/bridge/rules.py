@@ -6,12 +6,20 @@ of Duplicate Bridge (2017).
 Seats: 0 North, 1 East, 2 South, 3 West; play and the auction go clockwise, the next seat
 after ``p`` is ``(p + 1) % 4``.  Sides: 0 North-South, 1 East-West (``side = seat & 1``).
 
-A state plays ``boards`` boards (config, :func:`normalize_config`), numbered from ``board``:
+A state plays a sequence of deals ("boards") under one of two scorings (config,
+:func:`normalize_config`):
+
+- ``"duplicate"`` (the default): ``boards`` boards numbered from ``board``; the board number
+  fixes the dealer and the vulnerability by the standard 16-board cycle (Law 2,
+  :func:`board_dealer`, :func:`board_vulnerability`); each board gets its duplicate score.
+- ``"rubber"``: one rubber of rubber bridge (:class:`games.bridge.scoring.Rubber`): the deal
+  passes clockwise after every deal, passed-out ones included, from ``dealer`` (drawn from
+  the seed if not given); a side is vulnerable once it has won a game; honours are counted
+  from the hands as dealt; the state ends with the rubber, or after ``boards`` deals with
+  the unfinished rubber's bonuses.
 
 1. Deal: 52 cards, 13 each, from the state's ``random.Random(seed)``, or given explicitly
-   (``deals``: duplicate replay of the same hands, imported boards, tests).  The board number
-   fixes the dealer and the vulnerability by the standard 16-board cycle (Law 2,
-   :func:`board_dealer`, :func:`board_vulnerability`).
+   (``deals``: duplicate replay of the same hands, imported boards, tests).
 2. Auction, from the dealer clockwise.  A bid must name more tricks, or as many in a higher
    strain (C < D < H < S < NT), than the last bid (Law 18).  Double: only the last bid, made
    by an opponent, not yet doubled (Law 19A); redouble: only an opponent's double of your
@@ -23,8 +31,8 @@ A state plays ``boards`` boards (config, :func:`normalize_config`), numbered fro
    opening lead (Law 41D) and played by declarer.  Players follow suit if they can (Law 44C);
    a trick is won by the highest trump in it, else by the highest card of the suit led (Law
    44E, 44G); its winner leads the next.  Thirteen tricks.
-5. Score: the duplicate score of the contract (games.bridge.scoring, Law 77); a passed-out
-   board scores 0.
+5. Score: the duplicate score of the contract (games.bridge.scoring, Law 77), or its rubber
+   score above and below the line; a passed-out board scores 0.
 
 Turn of dummy's hand (``to_act``): when a card is due from dummy, :meth:`BridgeState.to_act`
 names **declarer** (the runner asks the seats in ``to_act``, and it is declarer who chooses
@@ -182,22 +190,33 @@ def side_vulnerable(vulnerability: str, side: int) -> bool:
 
 # --- configuration --------------------------------------------------------------------------
 MAX_BOARDS = 1000
-DEFAULT_CONFIG = {"board": 1, "boards": 1}
+DEFAULT_CONFIG = {"board": 1, "scoring": "duplicate"}
+SCORINGS = ("duplicate", "rubber")
 
 
 def normalize_config(config: Mapping | None) -> dict:
     """Validate and complete a configuration.
 
-    Keys: ``board`` (the first board's number, 1-100000, default 1), ``boards`` (how many
-    boards the state plays, 1-1000, default 1), and optionally ``deals``: given deals played
-    before any shuffled one, each ``{"hands": [[13 card names] x 4]}`` (seat order N, E, S, W)
-    with an optional ``"board"`` number (default: the board's place in the sequence), so the
-    same board may be played twice with rotated hands (instant replay).  Unknown keys are
-    ignored.  Raises ``ValueError`` naming the bad key.
+    Keys: ``scoring`` (``"duplicate"``, the default, or ``"rubber"``: module docstring),
+    ``board`` (the first board's number, 1-100000, default 1; duplicate only), ``boards``
+    (how many boards the state plays at most, 1-1000; default 1 for duplicate, 1000 for a
+    rubber, which usually ends first), ``dealer`` (rubber only: the first dealer 0-3, default
+    drawn from the seed), and optionally ``deals``: given deals played before any shuffled
+    one, each ``{"hands": [[13 card names] x 4]}`` (seat order N, E, S, W) with an optional
+    ``"board"`` number (default: the board's place in the sequence), so the same board may be
+    played twice with rotated hands (instant replay).  Unknown keys are ignored.  Raises
+    ``ValueError`` naming the bad key.
     """
     merged = dict(DEFAULT_CONFIG)
     merged.update(config or {})
-    out = {}
+    out = {"scoring": merged["scoring"]}
+    if out["scoring"] not in SCORINGS:
+        raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}, got {out['scoring']!r}")
+    merged.setdefault("boards", MAX_BOARDS if out["scoring"] == "rubber" else 1)
+    dealer = merged.get("dealer")
+    if dealer is not None and (type(dealer) is not int or not 0 <= dealer <= 3):
+        raise ValueError(f"dealer must be a seat 0-3, got {dealer!r}")
+    out["dealer"] = dealer
     for key, high in (("board", 100_000), ("boards", MAX_BOARDS)):
         value = merged[key]
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
@@ -238,7 +257,8 @@ _PHASE_NAMES = ("auction", "play", "over")
 
 
 class BridgeState(State):
-    """A sequence of duplicate boards (module docstring).  Build with :func:`new_state`.
+    """A sequence of boards, duplicate or a rubber (module docstring).  Build with
+    :func:`new_state`.
 
     Besides the :class:`games.base.State` API: :meth:`legal_calls` / :meth:`legal_cards`
     (the fast path: call numbers and card masks), :meth:`why_illegal` (a sentence for a bot
@@ -258,6 +278,8 @@ class BridgeState(State):
         # the views' forms of ``calls`` and ``tricks``, kept up to date rather than rebuilt
         # for every view (public_observation)
         "call_names", "trick_views", "results",
+        # rubber scoring: the score sheet (None for duplicate) and the first dealer
+        "rubber", "first_dealer",
     )
 
     def __init__(self, config: Mapping | None, seed: int):
@@ -269,7 +291,9 @@ class BridgeState(State):
         self.played = 0  # boards finished
         self.records: list[dict] = []
         self.results: list[dict] = []  # the public part of each record, for the views
-        self.totals = [0, 0]  # duplicate points per side
+        self.totals = [0, 0]  # points per side
+        self.rubber = scoring.Rubber() if cfg["scoring"] == "rubber" else None
+        self.first_dealer = cfg["dealer"] if cfg["dealer"] is not None else self.rng.randrange(4)
         self._start_board()
 
     # --- chance -----------------------------------------------------------------------------
@@ -284,8 +308,13 @@ class BridgeState(State):
             self.rng.shuffle(deck)
             hands = [sum(deck[0:13]), sum(deck[13:26]), sum(deck[26:39]), sum(deck[39:52])]
         self.board = board
-        self.dealer = board_dealer(board)
-        self.vulnerability = board_vulnerability(board)
+        if self.rubber is None:
+            self.dealer = board_dealer(board)
+            self.vulnerability = board_vulnerability(board)
+        else:  # the deal passes clockwise; vulnerability is by the games won
+            self.board = i + 1
+            self.dealer = (self.first_dealer + i) % 4
+            self.vulnerability = VULNERABILITY_NAMES[self.rubber.vulnerable(0) + 2 * self.rubber.vulnerable(1)]
         self.dealt = tuple(hands)
         self.hands = list(hands)
         self.phase = _AUCTION
@@ -415,18 +444,21 @@ class BridgeState(State):
         return happenings
 
     def _end_board(self, passed_out: bool) -> list[dict]:
-        if passed_out:
+        declarer_tricks = None if passed_out else self.tricks_won[self.declarer & 1]
+        if self.rubber is not None:
+            rubber_score = self._score_rubber(declarer_tricks)
+            above, below = rubber_score["above"], rubber_score["below"]
+            score = above[0] + below[0] - above[1] - below[1]  # North-South's net points
+        elif passed_out:
             score = 0
-            declarer_tricks = None
         else:
             side = self.declarer & 1
-            declarer_tricks = self.tricks_won[side]
             score = scoring.duplicate_score(self.level, self.strain, self.doubled,
                                             side_vulnerable(self.vulnerability, side), declarer_tricks)
             if side:
                 score = -score
-        # ``score`` is North-South's; the side with a positive score is credited with it
-        self.totals[0 if score > 0 else 1] += abs(score)
+            # ``score`` is North-South's; the side with a positive score is credited with it
+            self.totals[0 if score > 0 else 1] += abs(score)
         record = {
             "board": self.board, "dealer": self.dealer, "vulnerability": self.vulnerability,
             "calls": self.call_names, "contract": self.contract(),
@@ -434,6 +466,8 @@ class BridgeState(State):
             "result": self.result_text(), "score": score,
             "play": self.trick_views,
         }
+        if self.rubber is not None:
+            record["rubber"] = rubber_score
         happening = {"type": "board_over", **{k: v for k, v in record.items() if k != "play"},
                      "totals": list(self.totals)}
         record["hands"] = [mask_to_names(h) for h in self.dealt]
@@ -441,12 +475,33 @@ class BridgeState(State):
         # a new list, never changed: views hand out the old one
         self.results = self.results + [{k: record[k] for k in ("board", "contract", "declarer", "result", "score")}]
         self.played += 1
-        if self.played < self.boards:
+        if self.played < self.boards and not (self.rubber is not None and self.rubber.finished):
             self._start_board()
             return [happening]
+        over = {"type": "match_over", "totals": None, "winner": None}
+        if self.rubber is not None:
+            over["unfinished_rubber_bonus"] = self.rubber.finish()  # [0, 0] if it was won
+            self.totals = self.rubber.totals()
+        over["totals"], over["winner"] = list(self.totals), self._winner()
         self.phase = _OVER
         self.player = -1
-        return [happening, {"type": "match_over", "totals": list(self.totals), "winner": self._winner()}]
+        return [happening, over]
+
+    def _score_rubber(self, declarer_tricks: int | None) -> dict:
+        """Record the deal on the rubber's score sheet; returns what it scored
+        (:meth:`games.bridge.scoring.Rubber.record`) and updates ``totals``."""
+        if declarer_tricks is None:
+            out = self.rubber.record_pass_out()
+        else:
+            honours = None
+            for seat in range(4):
+                bonus = scoring.honours_bonus(mask_to_names(self.dealt[seat]), self.strain)
+                if bonus:  # at most one hand holds four of the five honours, or the four aces
+                    honours = (seat & 1, bonus)
+            out = self.rubber.record(self.declarer & 1, self.level, self.strain, self.doubled,
+                                     declarer_tricks, honours)
+        self.totals = self.rubber.totals()
+        return out
 
     # --- descriptions -----------------------------------------------------------------------
     def contract(self) -> str | None:
@@ -570,7 +625,8 @@ class BridgeState(State):
         tricks (finished ones: ``{"first", "cards", "winner"}``), trick (the current one:
         ``{"first", "cards"}``), tricks_won [N-S, E-W], hand_sizes, dummy_hand (names or
         None), results (finished boards: ``board, contract, declarer, result, score``),
-        totals [N-S, E-W], terminal``.
+        totals [N-S, E-W], scoring ("duplicate"/"rubber"), rubber (the score sheet,
+        ``above, below, part, games`` each [N-S, E-W], or None), terminal``.
 
         Each call returns a new dict and new lists at its top level, but the dicts of
         finished tricks inside ``tricks`` are shared with other views and the board records:
@@ -596,6 +652,8 @@ class BridgeState(State):
             "dummy_hand": mask_to_names(self.hands[self.dummy]) if self.dummy_exposed() else None,
             "results": self.results,
             "totals": list(self.totals),
+            "scoring": "duplicate" if self.rubber is None else "rubber",
+            "rubber": None if self.rubber is None else self.rubber.sheet(),
             "terminal": self.phase == _OVER,
         }
 
@@ -634,9 +692,11 @@ class BridgeState(State):
         return self.phase == _OVER
 
     def result(self) -> dict:
-        """``scores``: each seat's side total of duplicate points; ``winner``: 0 (North-South)
-        or 1 (East-West) for the side with more points, None on equal totals; also ``winners``
-        (both seats), ``totals`` [N-S, E-W] and ``boards`` (the board records' results)."""
+        """``scores``: each seat's side total (duplicate: the points of the boards its side
+        scored; rubber: above plus below the line, bonuses included); ``winner``: 0
+        (North-South) or 1 (East-West) for the side with more points, None on equal totals;
+        also ``winners`` (both seats), ``totals`` [N-S, E-W] and ``boards`` (each finished
+        board's ``board, contract, declarer, result, score``, the score North-South's)."""
         a, b = self.totals
         winner = self._winner()
         return {
@@ -649,8 +709,10 @@ class BridgeState(State):
 
     def board_records(self) -> list[dict]:
         """Every finished board: ``board, dealer, vulnerability, calls, contract, declarer,
-        tricks`` (declarer's side's, None when passed out), ``result, score`` (North-South's),
-        ``play`` (the tricks) and ``hands`` (as dealt): what PBN and LIN exports need."""
+        tricks`` (declarer's side's, None when passed out), ``result, score`` (North-South's;
+        in a rubber their net points of the deal), ``play`` (the tricks), ``hands`` (as
+        dealt), and in a rubber ``rubber``: what the deal scored
+        (:meth:`games.bridge.scoring.Rubber.record`).  What PBN and LIN exports need."""
         return [dict(r) for r in self.records]
 
     def clone(self) -> "BridgeState":
@@ -669,6 +731,7 @@ class BridgeState(State):
         other.tricks_won = list(self.tricks_won)
         other.records = list(self.records)
         other.totals = list(self.totals)
+        other.rubber = None if self.rubber is None else self.rubber.copy()
         return other
 
 

@@ -223,6 +223,20 @@ class Rubber:
             self.finished = True
         return bonus
 
+    def sheet(self) -> dict:
+        """The score sheet as JSON: ``above, below, part, games`` (each [NS, EW]), ``winner``
+        (side or None) and ``finished``."""
+        return {"above": list(self.above), "below": list(self.below), "part": list(self.part),
+                "games": list(self.games), "winner": self.winner, "finished": self.finished}
+
+    def copy(self) -> "Rubber":
+        """An independent copy."""
+        other = Rubber(self.part_score_bonus)
+        other.above, other.below = list(self.above), list(self.below)
+        other.part, other.games = list(self.part), list(self.games)
+        other.winner, other.finished = self.winner, self.finished
+        return other
+
     def totals(self) -> list[int]:
         """Each side's total, above plus below the line, ``[NS, EW]``."""
         return [self.above[0] + self.below[0], self.above[1] + self.below[1]]
