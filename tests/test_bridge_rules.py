@@ -137,12 +137,13 @@ def test_four_passes_pass_the_deal_out():
     assert happenings[1] == {"type": "match_over", "totals": [0, 0], "winner": None}
     assert state.is_terminal() and state.to_act() == ()
     assert state.result()["scores"] == [0, 0, 0, 0] and state.result()["winner"] is None
+    assert state.public_observation()["contract"] == "Pass"
 
 
 def test_three_passes_after_a_bid_close_the_auction():
     state = new_state_from_deal(SUITED)  # board 1: North deals
     happenings = play(state, "P", "1C", "P", "P")
-    assert happenings == []
+    assert happenings == [] and state.public_observation()["contract"] is None
     [closed] = play(state, "P")
     assert closed == {"type": "auction_closed", "board": 1, "contract": "1C", "level": 1, "strain": "C",
                       "doubled": 0, "declarer": E, "dummy": W, "leader": S}
@@ -260,6 +261,7 @@ def test_the_whole_board_and_its_score():
         seat_suits = [spade] + [rules.mask_to_names(state.hands[s])[-1] for s in (E, S, W)]
         play(state, *seat_suits)
     assert state.is_terminal()
+    assert state.public_observation()["contract"] == "1S"
     [record] = state.board_records()
     assert record["tricks"] == 13 and record["result"] == "1SN+6"
     assert record["score"] == 30 + 6 * 30 + 50

@@ -621,7 +621,8 @@ class BridgeState(State):
         Shape: ``board, boards (count), dealer, vulnerability ("None"/"NS"/"EW"/"Both"),
         phase ("auction"/"play"/"over"), to_act [seat], player (the seat whose hand acts:
         dummy's on dummy's turn; -1 when over), calls (names, the dealer's first),
-        contract ("4SX" or None), declarer, dummy (-1 before the auction closes),
+        contract ("4SX"; None during the auction; "Pass" when the last board was passed out),
+        declarer, dummy (-1 before the auction closes),
         tricks (finished ones: ``{"first", "cards", "winner"}``), trick (the current one:
         ``{"first", "cards"}``), tricks_won [N-S, E-W], hand_sizes, dummy_hand (names or
         None), results (finished boards: ``board, contract, declarer, result, score``),
@@ -641,7 +642,7 @@ class BridgeState(State):
             "to_act": list(to_act),
             "player": self.player,
             "calls": self.call_names[:],
-            "contract": self.contract() if self.phase == _PLAY else None,
+            "contract": self.contract(),
             "declarer": self.declarer,
             "dummy": self.dummy,
             "tricks": self.trick_views[:],
