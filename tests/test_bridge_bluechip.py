@@ -250,12 +250,13 @@ def seated_table(clock=None, teams=("Alpha", "Beta"), scoring=None):
     return conns, out
 
 
-def drive(conns, state, out, clock, calls_script, choose_card=lambda legal: legal[0]):
+def drive(conns, state, out, clock, calls_script, choose_card=lambda legal: legal[0], until=None):
     """Play through the connections as robots that send what each connection expects (the
     first of :meth:`Connection.expected`), choosing calls from ``calls_script`` (per board:
-    a list of call, or (call, explanation, alert)) and the first legal card."""
-    board_i = 0
-    while True:
+    a list of call, or (call, explanation, alert)) and the first legal card; stop when no
+    connection expects anything, or once ``until(state)``."""
+    board_i = len(state.board_records())
+    while not (until and until(state)):
         progress = False
         for s, c in enumerate(conns):
             expected = c.expected()
@@ -376,13 +377,64 @@ def test_timing_line_counts_each_sides_time():
         out[s] += c.observe(state.observation(s))
     script = [["1NT", "P", "3NT", "P", "P", "P"], ["P"] * 4]
     drive(conns, state, out, clock, script)
-    # 2 s per action: board 1's six calls (N/S 2+2+2... by turn) and 52 cards (26 a side)
-    ns1 = 2 * (3 + 26)  # North, South and North again, the passes; half the cards
-    ew1 = 2 * (3 + 26)
+    # 2 s per action, to the side that acted: board 1's six calls (three a side: North
+    # deals) and 52 cards (26 a side); board 2's four passes (two a side)
+    ns1 = ew1 = 2 * (3 + 26)
     t1 = bc.timing_line(ns1, ns1, ew1, ew1)
-    t2 = bc.timing_line(4, ns1 + 4, 4, ew1 + 4)  # board 2: East deals, four passes
+    t2 = bc.timing_line(4, ns1 + 4, 4, ew1 + 4)
     for s in range(4):
         assert [l for l in out[s] if l.startswith("Timing")] == [t1, t2]
+
+
+def test_a_robot_reconnecting_mid_board_replays_it():
+    clock = Clock()
+    conns, out = seated_table(clock)
+    state = new_state({"board": 1, "deals": [{"hands": DEAL}]}, seed=7)
+    for s, c in enumerate(conns):
+        out[s] += c.observe(state.observation(s))
+    script = [["1NT", "P", "3NT", "P", "P", "P"]]
+    drive(conns, state, out, clock, script, until=lambda st: sum(len(t["cards"]) for t in st.trick_views) + len(st.trick) >= 6)
+    # East's robot reconnects: a new connection, the handshake, then the board from its start
+    late = bc.Connection(conns[0].explanations, clock)
+    assert late.feed('Connecting "Beta" as East using protocol version 18').connect.seat == 1
+    lines = late.take_seat(1)
+    lines += late.feed("East ready for teams").lines + late.set_teams("Alpha", "Beta")
+    lines += late.feed("East ready to start").lines + late.observe(state.observation(1))
+    obs = state.observation(1)
+    played = [((t["first"] + i) % 4, c) for t in obs["tricks"] + [obs["trick"]] for i, c in enumerate(t["cards"])]
+    while late.expected():
+        line = late.expected()[0]
+        if line.endswith("<call>"):
+            step = late.feed(ben_call_text(1, obs["calls"][len(late.calls)]))
+            assert step.replayed and step.action
+        elif line.endswith("<card>"):
+            seat, card = played[len(late.cards)]
+            step = late.feed(ben_card_text(seat, card))
+            assert step.replayed and step.action
+        else:
+            step = late.feed(line)
+        lines += step.lines
+    assert late.out_of_step is None and len(late.cards) == len(played)
+    conns[1], out[1] = late, lines
+    drive(conns, state, out, clock, script)
+    assert state.is_terminal()
+    [board] = split_boards(out[1])
+    check_board_as_ben(1, state.board_records()[0], board)
+    # a robot that replays a different call than the table's is out of step
+    other = bc.Connection()
+    other.feed('Connecting "Beta" as East using protocol version 18')
+    other.take_seat(1)
+    other.feed("East ready for teams")
+    other.set_teams("A", "B")
+    other.feed("East ready to start")
+    replay = new_state({"board": 1, "deals": [{"hands": DEAL}]}, seed=7)
+    replay.apply({0: "1NT"})
+    replay.apply({1: "P"})
+    other.observe(replay.observation(1))
+    for line in ("East ready for deal", "East ready for cards", "East ready for North's bid"):
+        other.feed(line)
+    assert other.feed("East bids 2C").replayed
+    assert other.out_of_step == "the table recorded call P where this robot has 2C"
 
 
 def test_handshake_anypl_version_19_and_teams_waiting():

@@ -353,12 +353,30 @@ class BoardLog:
     totals: list[float] = field(default_factory=lambda: [0.0, 0.0])  # session totals at its end
 
 
+def board_from_observation(obs: Mapping, serial: int) -> BoardLog:
+    """The board in play as far as the table has played it, from a seat's observation: the
+    seat's hand as dealt (what it holds and what it played), the calls, the cards, dummy's
+    hand as exposed.  A connection opened mid-board (a robot reconnecting) starts from it,
+    and its robot then asks for the calls and cards again, answered at once."""
+    cards = [((t["first"] + i) % 4, c) for t in obs["tricks"] for i, c in enumerate(t["cards"])]
+    trick = obs["trick"]
+    cards += [((trick["first"] + i) % 4, c) for i, c in enumerate(trick["cards"])]
+    hand = list(obs["hand"]) + [c for s, c in cards if s == obs["seat"]]
+    dummy_hand = None
+    if obs.get("dummy_hand") is not None:
+        dummy_hand = list(obs["dummy_hand"]) + [c for s, c in cards if s == obs["dummy"]]
+    return BoardLog(serial, obs["board"], obs["dealer"], obs["vulnerability"], hand,
+                    list(obs["calls"]), cards, dummy_hand)
+
+
 @dataclass
 class Step:
     """What :meth:`Connection.feed` made of a line: ``lines`` to write now; ``connect`` (the
     parsed ``Connecting`` line: the transport picks the seat and calls
     :meth:`Connection.take_seat`); ``call`` or ``card`` (the rules' action name) for the
-    runner, with the call's ``alert`` and ``explanation``."""
+    runner, with the call's ``alert`` and ``explanation``; ``replayed``: the table has that
+    action already (a reconnected robot replaying the board, or a robot answering after its
+    deadline's forced action): not for the runner."""
 
     lines: list[str] = field(default_factory=list)
     connect: ClientLine | None = None
@@ -366,6 +384,7 @@ class Step:
     card: str | None = None
     alert: bool = False
     explanation: str = ""
+    replayed: bool = False
 
     @property
     def action(self) -> str | None:
@@ -450,7 +469,9 @@ class Connection:
                 return Step(self._pump())
             return Step()  # a repeated "ready to start" (notes): nothing to add
         if self.phase == BOARD:
-            return self._feed_board(msg)
+            step = self._feed_board(msg)
+            self._check_in_step()  # a replayed action is compared at once
+            return step
         raise ProtocolError(self._expect_text())
 
     def take_seat(self, seat: int) -> list[str]:
@@ -500,8 +521,7 @@ class Connection:
             serial = len(obs.get("results") or ())
             if serial > self._last_serial:
                 self._last_serial = serial
-                self.boards.append(BoardLog(serial, obs["board"], obs["dealer"], obs["vulnerability"],
-                                            list(obs["hand"])))
+                self.boards.append(board_from_observation(obs, serial))
             to_act = obs.get("to_act") or ()
             self._acting_side = to_act[0] & 1 if to_act else None
         self._check_in_step()
@@ -586,8 +606,10 @@ class Connection:
             if msg.kind == "call" and caller == me:
                 if msg.explanation:
                     self.explanations[(log.serial, len(self.calls))] = (msg.alert, msg.explanation)
+                replayed = len(log.calls) > len(self.calls)
                 self.calls.append(msg.call)
-                return Step(self._pump(), call=msg.call, alert=msg.alert, explanation=msg.explanation)
+                return Step(self._pump(), call=msg.call, alert=msg.alert, explanation=msg.explanation,
+                            replayed=replayed)
             if msg.kind == "bid_of" and msg.of == caller and caller != me:
                 self.pending = msg
                 return Step(self._pump())
@@ -607,8 +629,9 @@ class Connection:
         trick = len(self.cards) // 4 + 1
         mine = hand == me and me != dummy or hand == dummy and me == declarer
         if msg.kind == "play" and mine and msg.seat == hand:
+            replayed = len(log.cards) > len(self.cards)
             self.cards.append((hand, msg.card))
-            return Step(self._pump(), card=msg.card)
+            return Step(self._pump(), card=msg.card, replayed=replayed)
         if (msg.kind == "card_of" and not mine and msg.trick == trick
                 and (msg.of == hand or msg.of == -1 and hand == dummy)):
             self.pending = msg
