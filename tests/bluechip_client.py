@@ -353,7 +353,8 @@ class WBridge5Client(BenClient):
         return f"{SEATS[self.seat].upper()} ready for  {SEATS[of].upper()}'s bid"
 
     def ready_card_text(self, of: int, dummy: bool, trick: int) -> str:
-        return f"{SEATS[self.seat].upper()} ready for  {'dummy' if dummy else SEATS[of].upper()}'s card to trick  {trick}"
+        whose = "dummy" if dummy else SEATS[of].upper()
+        return f"{SEATS[self.seat].upper()} ready for  {whose}'s card to trick  {trick}"
 
     def call_text(self, call: str, explanation: str, alert: bool) -> str:
         return ben_call_text(self.seat, call).upper().replace(" ", "  ")

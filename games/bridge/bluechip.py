@@ -50,7 +50,7 @@ from typing import Callable, Iterable, Mapping
 
 from games.base import ProtocolError
 from games.bridge.rules import (
-    CARD_INDEX, CARD_NAMES, NEXT, PARTNER, POWER, SEAT_NAMES, SUIT_OF, mask_to_names, names_to_mask,
+    CARD_INDEX, NEXT, PARTNER, POWER, SEAT_NAMES, SUIT_OF, mask_to_names, names_to_mask,
     parse_call, parse_card,
 )
 
@@ -297,7 +297,7 @@ def parse_client_line(raw: str | bytes) -> ClientLine:
 def auction_over(calls: list[str]) -> bool:
     """Whether a sequence of calls (the rules' names, the dealer's first) is a finished
     auction: four passes, or three passes after any call once a bid was made (Law 22)."""
-    if len(calls) == 4 and calls == ["P"] * 4:
+    if calls == ["P"] * 4:
         return True
     return len(calls) >= 4 and calls[-3:] == ["P"] * 3 and any(c not in ("P", "X", "XX") for c in calls)
 
@@ -432,7 +432,7 @@ class Connection:
         self._reset_board()
 
     def _reset_board(self) -> None:
-        self.stage = "start"  # start, deal, cards, bidding (auction and play), done
+        self.stage = "start"  # then deal, cards, bidding (the auction and the play)
         self.calls: list[str] = []  # the calls this robot has seen or made
         self.cards: list[tuple[int, str]] = []  # likewise the cards
         self.pending: ClientLine | None = None  # a request the table cannot answer yet
@@ -512,8 +512,8 @@ class Connection:
                 log = None
         if log is not None:
             log.calls = list(obs["calls"])
-            if log.dummy_hand is None and obs.get("dummy_hand") is not None and log.cards:
-                log.dummy_hand = list(obs["dummy_hand"])
+            if log.dummy_hand is None and obs.get("dummy_hand") is not None:  # missed the happening
+                log.dummy_hand = list(obs["dummy_hand"]) + [c for s, c in log.cards if s == obs["dummy"]]
         if obs.get("terminal"):
             self.session_over = True
             self._acting_side = None
