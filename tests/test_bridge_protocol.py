@@ -105,7 +105,8 @@ def test_client_messages_parse(line, message):
 @pytest.mark.parametrize("message", [
     p.Hello("Ann"), p.Hello("Ann Smith", "k3y"), p.Hello('A "quoted" \\ name', "k"), p.GamesRequest(),
     p.TournamentsRequest(), p.JoinM(), p.JoinM("ANY", N), p.JoinM("7", W), p.JoinT("Bea"),
-    p.JoinT("Bea Jones", "T4"), p.JoinT("T4 lookalike"), *(p.Bid(c) for c in CALL_NAMES),
+    p.JoinT("Bea Jones", "T4"), p.JoinT("T4 lookalike"), p.JoinT("t4 lookalike"), p.JoinT('"Bea"'),
+    p.Hello('"Ann"'), p.Hello('"Ann" k'), *(p.Bid(c) for c in CALL_NAMES),
     *(p.Play(c) for c in CARD_NAMES)])
 def test_client_messages_format_and_parse_back(message):
     assert p.parse_line(p.format_client(message)) == message
@@ -531,3 +532,23 @@ def test_the_pages_resync_example():
     state = doc_resync_state(10)
     assert len(state.public_observation()["tricks"]) == 2 and len(state.public_observation()["trick"]["cards"]) == 2
     assert doc_block("resync example") == ["<S " + line for line in p.resync(state.observation(S))]
+
+
+@pytest.mark.parametrize("line", ["HELO Ann", "BID 1NT 2C", "BID 1N", "PLAY HA", "BID " + "x" * 596])
+def test_the_pages_nak_examples_are_the_codecs(line):
+    with pytest.raises(ProtocolError) as caught:
+        p.parse_line(line)
+    assert p.nak(str(caught.value)) in DOC.read_text(encoding="utf-8").splitlines()
+
+
+def test_the_longest_auction_fits_one_line():
+    """The page's bound on server lines: 3 passes, then every bid doubled and redoubled."""
+    calls = ["P", "P", "P", "1C"]
+    for b in CALL_NAMES[1:35]:
+        calls += ["P", "P", "X", "P", "P", "XX", "P", "P", b]
+    calls += ["P", "P", "X", "P", "P", "XX", "P", "P", "P"]
+    state = new_state({}, 1)
+    play_out(state, *calls)
+    assert state.contract() == "7NTXX" and len(calls) == 319
+    line = p.aucopen(None, state.observation(N)["calls"])
+    assert len(line) == 1751 and p.parse_server_line(line).args == (None, tuple(calls))

@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from games.base import ProtocolError
-from games.bridge.rules import CALL_INDEX, CARD_INDEX, CARD_NAMES, RANK_LETTERS, SEAT_LETTERS, STRAIN_NAMES
+from games.bridge.rules import CALL_INDEX, CARD_INDEX, RANK_LETTERS, SEAT_LETTERS, STRAIN_NAMES
 from games.names import clean_name
 
 #: Longest client line in bytes, its terminator not counted: a quoted 40-character name in
-#: four-byte UTF-8 and a 100-character key fit with room to spare.
+#: four-byte UTF-8 and a 100-character key fit with room to spare.  Server lines are not
+#: bound by it: the longest auction (319 calls) makes an AUCOPEN of 1,751 bytes.
 MAX_LINE = 512
 #: Longest bot key (the arena's own bound, ``games.arena.bot_keys.MAX_KEY``; repeated here
 #: because a codec imports nothing of the arena).
@@ -166,15 +167,16 @@ USAGE = {
 }
 
 
-def _decode(line: bytes | str) -> str:
-    """One line as text: terminator removed, bounded, UTF-8, no other control character."""
+def _decode(line: bytes | str, limit: int | None = MAX_LINE) -> str:
+    """One line as text: terminator removed, at most ``limit`` bytes (None: any length), UTF-8,
+    no other control character."""
     raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else bytes(line)
     if raw.endswith(b"\n"):
         raw = raw[:-1]
     if raw.endswith(b"\r"):
         raw = raw[:-1]
-    if len(raw) > MAX_LINE:
-        raise ProtocolError(f"line too long: {len(raw)} bytes, at most {MAX_LINE}")
+    if limit is not None and len(raw) > limit:
+        raise ProtocolError(f"line too long: {len(raw)} bytes, at most {limit}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -294,7 +296,8 @@ def format_client(msg: ClientMessage) -> str:
     """A client message as its line (what a bot sends): the inverse of :func:`parse_line`, for
     scripted clients and the documentation's example."""
     if isinstance(msg, Hello):
-        return f"HELLO {msg.name}" if msg.key is None else f"HELLO {quote(msg.name)} {msg.key}"
+        plain = msg.key is None and not msg.name.startswith('"')
+        return f"HELLO {msg.name}" if plain else " ".join(["HELLO", quote(msg.name)] + [msg.key] * bool(msg.key))
     if isinstance(msg, GamesRequest):
         return "GAMES"
     if isinstance(msg, TournamentsRequest):
@@ -302,8 +305,9 @@ def format_client(msg: ClientMessage) -> str:
     if isinstance(msg, JoinM):
         return " ".join(["JOIN-M", msg.game] + ([] if msg.seat is None else [SEAT_LETTERS[msg.seat]]))
     if isinstance(msg, JoinT):
-        partner = msg.partner if msg.tournament is None and not _TOURNAMENT_ID.match(msg.partner) \
-            else quote(msg.partner)
+        plain = msg.tournament is None and not msg.partner.startswith('"') \
+            and not _TOURNAMENT_ID.fullmatch(msg.partner.partition(" ")[0].upper())
+        partner = msg.partner if plain else quote(msg.partner)
         return " ".join(["JOIN-T"] + ([msg.tournament] if msg.tournament else []) + [partner])
     if isinstance(msg, Bid):
         return f"BID {call_to_wire(msg.call)}"
@@ -567,8 +571,8 @@ def parse_server_line(line: bytes | str) -> ServerMessage:
     (cards tuple,); ``PLAY`` (seat, card); ``TRICK`` (seat|None, cards tuple);
     ``TRICKSWON`` (seats tuple,); ``AUCCLOSE`` (strain, bid, doubled 0-2, side, declarer)
     or ``()`` when passed out; ``SCORE-M`` (above NS, below NS, vul NS, above EW, below EW,
-    vul EW)."""
-    text = _decode(line)
+    vul EW).  Server lines have no length bound (the reader's framing sets one)."""
+    text = _decode(line, None)
     name, _, rest = text.partition(" ")
     args = rest.split(" ") if rest else []
     if name in ("NAK", "JOINED"):
@@ -612,5 +616,5 @@ __all__ = [
     "call_to_wire", "call_from_wire", "position_to_wire", "position_from_wire", "games",
     "tournaments", "joined", "nak", "aucopen", "bid", "hand", "play", "dummy", "trick",
     "trickswon", "aucclose", "score_m", "score_from_view", "board_start", "step_messages",
-    "resync", "forced_action", "encode", "ServerMessage", "parse_server_line", "CARD_NAMES",
+    "resync", "forced_action", "encode", "ServerMessage", "parse_server_line",
 ]
