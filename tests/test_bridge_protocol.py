@@ -390,8 +390,8 @@ def test_random_boards_read_back_and_hide_every_unplayed_card(seed, scoring):
                 shown = (msg.args[1],) if msg.name == "PLAY" else msg.args[0] if msg.name == "DUMMY" \
                     else msg.args[1] if msg.name == "TRICK" else ()
                 for card in shown:
-                    assert (card in dealt[seat] or card in played
-                            or (exposed and card in dealt[dummy_seat])), f"{line!r} shows {card} to {SEAT_LETTERS[seat]}"
+                    seen = card in dealt[seat] or card in played or (exposed and card in dealt[dummy_seat])
+                    assert seen, f"{line!r} shows {card} to {SEAT_LETTERS[seat]}"
             for line in lines:
                 clients[seat].read(line)
             if not state.is_terminal():
@@ -538,7 +538,7 @@ def test_the_pages_resync_example():
 def test_the_pages_nak_examples_are_the_codecs(line):
     with pytest.raises(ProtocolError) as caught:
         p.parse_line(line)
-    assert p.nak(str(caught.value)) in DOC.read_text(encoding="utf-8").splitlines()
+    assert "< " + p.nak(str(caught.value)) in DOC.read_text(encoding="utf-8").splitlines()
 
 
 def test_the_longest_auction_fits_one_line():

@@ -279,9 +279,9 @@ def _join_m(args: list[str]) -> JoinM:
     if args and len(args[-1]) == 1 and args[-1].upper() in SEAT_LETTERS:
         seat = position_from_wire(args.pop())  # a one-letter id is never ours (docs: gameid)
     if args:
-        word = args.pop().upper()
-        if word in ("NEW", "ANY"):
-            game = word
+        word = args.pop()
+        if word.upper() in ("NEW", "ANY"):
+            game = word.upper()
         elif _ID.fullmatch(word):
             game = word
         else:
