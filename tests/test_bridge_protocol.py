@@ -282,6 +282,12 @@ def test_step_messages_refuse_a_foreign_action():
         p.step_messages(state.public_observation(), "pass", [], state.observation(N))
 
 
+def test_forced_notice_is_on_the_page():
+    page = DOC.read_text(encoding="utf-8").splitlines()
+    assert "< " + p.forced_notice("P", "deadline passed") in page
+    assert "< " + p.forced_notice(p.forced_action(["SA", "C2", "HT"]), "deadline passed") in page
+
+
 def test_forced_action():
     assert p.forced_action(["P", "1C", "1D", "X"]) == "P"
     assert p.forced_action(["SA", "S2", "HT", "H2", "C2", "D3"]) == "C2", "lowest rank, clubs first on a tie"

@@ -533,6 +533,15 @@ def forced_action(legal: Sequence[str]) -> str:
     return min(legal, key=lambda c: (RANK_LETTERS.index(c[1]), "CDHS".index(c[0])))
 
 
+def forced_notice(action: str, reason: str) -> str:
+    """The ``NAK`` to the seat the server acted for (docs: deadlines), e.g. ``NAK deadline
+    passed: the server called PASS for you`` or ``... played 2C for you``.  ``action`` is
+    the rules' call or card, ``reason`` why the seat did not answer."""
+    if action in CALL_INDEX:
+        return nak(f"{reason}: the server called {call_to_wire(action)} for you")
+    return nak(f"{reason}: the server played {card_to_wire(action)} for you")
+
+
 # --- reading server lines (scripted clients, tests) --------------------------------------------
 @dataclass(frozen=True)
 class ServerMessage:
@@ -616,5 +625,5 @@ __all__ = [
     "call_to_wire", "call_from_wire", "position_to_wire", "position_from_wire", "games",
     "tournaments", "joined", "nak", "aucopen", "bid", "hand", "play", "dummy", "trick",
     "trickswon", "aucclose", "score_m", "score_from_view", "board_start", "step_messages",
-    "resync", "forced_action", "encode", "ServerMessage", "parse_server_line",
+    "resync", "forced_action", "forced_notice", "encode", "ServerMessage", "parse_server_line",
 ]
