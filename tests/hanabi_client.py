@@ -9,6 +9,7 @@ discard of its first card.  Every message received is kept for the tests to read
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 
@@ -89,6 +90,18 @@ class HanabiClient:
             card = nxt["cards"][0]["card"]
             return {"msg_type": "HINT_NUMBER_REQUEST", "target_player": nxt["name"], "number": card["number"]}
         return {"msg_type": "DISCARD_CARD_REQUEST", "discarded_card_id": state["players"][me]["cards"][0]["card"]["id"]}
+
+    def flood(self, msg: dict, count: int) -> None:
+        """Send ``msg`` ``count`` times in one TCP write (masked frames, as a client sends
+        them), so that the server reads them all at once."""
+        payload = json.dumps(msg).encode()
+        assert len(payload) < 126
+        frames = b""
+        for _ in range(count):
+            mask = os.urandom(4)
+            frames += bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        with self._lock:
+            self.ws.socket.sendall(frames)
 
     def of_type(self, kind: str) -> list[dict]:
         return [m for m in list(self.messages) if m.get("msg_type") == kind]

@@ -25,6 +25,7 @@ import logging
 from collections import deque
 from typing import Callable
 
+from autobahn.exception import Disconnected
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
@@ -84,6 +85,7 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
                 await self.close()  # before accept: Daphne answers the handshake with 403
                 return
         self.admitted = True
+        self.gone_reported = False
         cfg = settings.ARENA
         self.bucket = TokenBucket(cfg["WS_MESSAGES_PER_S"], cfg["WS_BURST"])
         self.control = CONTROL_GROUP
@@ -115,12 +117,28 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
         self.admitted = False
         if self.admission is not None:
             self.admission.release(self.host)
-        await self.channel_layer.group_send(self.control, {"type": "bot_socket.gone", "channel": self.channel_name})
+        await self._report_gone()
+
+    async def _report_gone(self) -> None:
+        """Tell the arena, once, that this bot has left (``bot_socket.gone``)."""
+        if not self.gone_reported:
+            self.gone_reported = True
+            await self.channel_layer.group_send(self.control, {"type": "bot_socket.gone", "channel": self.channel_name})
 
     # --- from the arena -----------------------------------------------------------------------
     async def bot_send(self, event):
-        if not self.closing:
+        """One frame for the bot.  Once its socket is closing (the bot began the closing
+        handshake, or Daphne cut it off for flooding) Daphne refuses to send ("Attempt to send
+        on a closed protocol") until the disconnect reaches us; that error would end this
+        consumer, whose disconnect then never reached the arena, so the bot's seat waited out
+        every deadline.  A bot that can no longer be sent to has left: the arena hears it now."""
+        if self.closing:
+            return
+        try:
             await self.send(text_data=event["text"])
+        except Disconnected:
+            self.closing = True
+            await self._report_gone()
 
     async def bot_close(self, event):
         if not self.closing:

@@ -114,6 +114,10 @@ class Arena:
         #: failed at that moment): match id -> abort reason; the sweep tries again, so no
         #: match stays 'running' without a runner while this process lives.
         self.unrecorded_aborts: dict[int, str] = {}
+        #: ``await hook(match_id)`` for each, when a table's seats changed and before it may
+        #: start: a transport that tells its bots who joined (Hanabi's CONNECTION_RESPONSE)
+        #: hears of people who took a seat through the web.
+        self.table_hooks: list = []
 
     # --- life cycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -466,6 +470,11 @@ class Arena:
 
     async def _table_changed(self, match_id: int) -> None:
         await self.layer.group_send(table_group(match_id), {"type": "table.update"})
+        for hook in list(self.table_hooks):
+            try:
+                await hook(match_id)
+            except Exception:  # a greeting lost must not keep the table from starting
+                log.exception("match %d: a seat-change hook failed", match_id)
         await self.maybe_start(match_id)
 
     async def maybe_start(self, match_id: int) -> None:

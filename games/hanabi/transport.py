@@ -21,7 +21,9 @@ Lobby (our rules where the original, one game per process, has none):
   (at an automatic table in join order; at a web table the seats taken, in seat order),
   the joiner last; a connection gets none before its own (a client takes its own name from
   the first one it receives), and the bot that takes a web table's last seat gets it
-  before the ``GAME_START_RESPONSE``.
+  before the ``GAME_START_RESPONSE``.  A person who takes a web table's seat through the
+  browser is announced so too (:meth:`HanabiLobby.table_changed`, the arena's seat-change
+  hook), as the original announces every join to everyone connected.
 - ``GAME_START_REQUEST`` from any player of a gathering table starts it once it has two
   players or more (the original lets only the last to join start, the player then on
   turn).  A full table (five) still waits for a start request, which the original's clients
@@ -40,9 +42,13 @@ In a game a request from a player not on turn gets ``NOT_YOUR_TURN`` (checked fi
 original does); a refused action (``CARD_NOT_FOUND``, ``NO_HINT_TOKENS``,
 ``PLAYER_NOT_FOUND``) leaves the turn open until the deadline.  Deadline (ours; the original
 has none): ``HANABI_BOT_DEADLINE`` seconds (10) for the player on turn; then, or at once when
-it disconnects, a card is discarded for it (:func:`forced_discard`), recorded as forced with
-the reason, and the game goes on.  The last action's response is replaced by
-``GAME_OVER_RESPONSE``, then every socket is closed with 1000.
+it has left (its socket is gone: games/arena/bot_sockets.py reports that once, also when a
+frame for it was refused by a socket that was closing), a card is discarded for it
+(:func:`forced_discard`), recorded as forced with the reason "disconnected", and the game
+goes on; the original keeps a player who left in the game and waits for it for ever.  When
+every player but the built-in bots has left, the runner ends the match as abandoned, as for
+every game.  The last action's response is replaced by ``GAME_OVER_RESPONSE``, then every
+socket is closed with 1000.
 """
 from __future__ import annotations
 
@@ -104,6 +110,7 @@ class HanabiLobby:
         self.full_table_wait_s = full_table_wait_s
         self.tables: list[Gathering] = []  # oldest first; none starting
         self.at_table: dict[int, list["HanabiBot"]] = {}  # web table id -> bots joined, in order
+        self.announced: dict[int, set[str]] = {}  # web table id -> players its bots were told of
 
     def join(self, bot: "HanabiBot", key=None) -> None:
         """Seat ``bot`` (module docstring); with ``key``, first as the registered bot it names."""
@@ -165,11 +172,38 @@ class HanabiLobby:
         full = all(name is not None for _, name in seats)
         joined = self.at_table.setdefault(match_id, [])
         joined.append(bot)
+        self.announced[match_id] = set(names)
         for other in joined:
             other.table_full = full
             other.conn.write(protocol.connection_response(names))
         bot.placed_at_table()
         await self.arena.table_changed(match_id)
+
+    async def table_changed(self, match_id: int) -> None:
+        """The arena's hook on a table's seats changing (before the table may start): the bots
+        joined at a web table hear of each player who took a seat there through the web, a
+        ``CONNECTION_RESPONSE`` listing the players seated (seat order) with that one last,
+        as the original announces every join to everyone connected.  A seat given up is
+        announced to nobody (the original has no message for it)."""
+        joined = self.at_table.get(match_id)
+        if not joined:
+            return
+        seats = await self.arena.seated_names(match_id)
+        joined = self.at_table.get(match_id)
+        if not joined:  # its bots left or its game started meanwhile
+            return
+        seated = [name for _, name in seats if name is not None]
+        told = {name for name in self.announced.get(match_id, ()) if name in seated}
+        for name in seated:
+            if name not in told:
+                names = [n for n in seated if n in told] + [name]
+                told.add(name)
+                for bot in joined:
+                    bot.conn.write(protocol.connection_response(names))
+        self.announced[match_id] = told
+        full = len(seated) == len(seats)
+        for bot in joined:
+            bot.table_full = full
 
     async def _gather(self, bot: "HanabiBot") -> None:
         """``bot`` joins the oldest automatic table that is not full (a new one if none);
@@ -223,6 +257,7 @@ class HanabiLobby:
             self.at_table[bot.match_id].remove(bot)
             if not self.at_table[bot.match_id]:
                 del self.at_table[bot.match_id]
+                self.announced.pop(bot.match_id, None)
 
     def _drop(self, table: Gathering) -> None:
         if table in self.tables:
@@ -234,6 +269,7 @@ class HanabiLobby:
     def started(self, match_id: int | None) -> None:
         """A web table's match started: its join list is no longer needed."""
         self.at_table.pop(match_id, None)
+        self.announced.pop(match_id, None)
 
     async def start(self, table: Gathering) -> str | None:
         """Start the gathering ``table``; returns why not (fewer than two players) or None.
@@ -441,10 +477,13 @@ def start_sockets(arena):
     lobby = HanabiLobby(arena, settings.ARENA["HANABI_FULL_TABLE_WAIT"])
     deadline = settings.ARENA["HANABI_BOT_DEADLINE"]
     arena.sockets.register(GAME, lambda conn: HanabiBot(conn, lobby, deadline))
+    arena.table_hooks.append(lobby.table_changed)
 
     class Closer:
         def close(self) -> None:
             arena.sockets.unregister(GAME)
+            if lobby.table_changed in arena.table_hooks:
+                arena.table_hooks.remove(lobby.table_changed)
             for table in list(lobby.tables):  # no full table starts while the arena stops
                 lobby._drop(table)
 
