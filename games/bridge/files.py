@@ -587,6 +587,9 @@ def _pbn_board(game: dict, previous: dict, place: int, line_number: int) -> dict
     def value(key: str) -> str:
         return _inherit(game[key][0], previous, key).strip() if key in game else ""
 
+    def text(key: str) -> str:  # free text; PBN's "?" is "unknown"
+        return "" if value(key) == "?" else clean_name(value(key))[:MAX_TEXT]
+
     where = f"the board at line {line_number}"
     if "deal" not in game:
         raise ValueError(f"{where}: no Deal tag")
@@ -611,11 +614,9 @@ def _pbn_board(game: dict, previous: dict, place: int, line_number: int) -> dict
         "board": number, "engine_board": _engine_board(number, dealer, vulnerability),
         "dealer": dealer, "vulnerability": vulnerability,
         "hands": _pbn_deal(value("deal"), where),
-        "names": [clean_name(value(seat))[:MAX_TEXT] if value(seat) != "?" else ""
-                  for seat in ("north", "east", "south", "west")],
+        "names": [text(seat) for seat in ("north", "east", "south", "west")],
         "calls": [], "play": [], "declarer": None,
-        "event": clean_name(value("event"))[:MAX_TEXT], "site": clean_name(value("site"))[:MAX_TEXT],
-        "date": clean_name(value("date"))[:MAX_TEXT],
+        "event": text("event"), "site": text("site"), "date": text("date"),
     }
     if "auction" in game:
         if _seat(value("auction"), "the Auction tag", where) != dealer:
