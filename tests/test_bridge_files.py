@@ -181,6 +181,7 @@ def test_pbn_text_is_latin_1_and_names_are_escaped():
     assert '[North "Zoë \\"Z\\""]' in text and '[East "back\\\\slash"]' in text
     assert '[South "Lukasz"]' not in text and '[South "?ukasz"]' in text and '[West "?"]' in text
     assert files.read_pbn(text)[0]["names"][:2] == ['Zoë "Z"', "back\\slash"]
+    assert files.read_boards("\ufeff" + text)[0]["hands"] == RECORDS[0]["hands"]
     assert files.decode(text.encode(files.PBN_ENCODING)) == text  # Latin-1 bytes decode
     assert files.decode(b"\xef\xbb\xbf[Board \"1\"]") == '[Board "1"]'
 

@@ -8,7 +8,10 @@ happens in the server's own process: :func:`analyse` sends the deal to a pool of
 processes (at most :data:`WORKERS`, started on first use with ``spawn``, so they inherit no
 thread or socket of the server), each worker imports endplay once and runs DDS with one
 thread, and at most :data:`MAX_QUEUED` deals wait or run at once.  This module imports
-nothing heavy at its top: the server may import it at start.
+nothing heavy at its top: the server may import it at start.  Spawned workers import the
+parent's main module again, so it must be guarded by ``if __name__ == "__main__"`` (as
+manage.py, pytest and benchmarks/bridge_analysis.py are).  A caller that stops awaiting (a
+cancelled task) frees its place in the queue while its deal may still be solved.
 
 The result, JSON-able, to keep with the board::
 

@@ -258,13 +258,13 @@ def _complete_hands(hands: list[list[str] | None]) -> list[list[str]]:
     missing = [seat for seat, hand in enumerate(hands) if hand is None]
     if len(missing) > 1:
         raise ValueError("the deal must give at least three hands")
-    if missing:
-        held = 0
-        for hand in hands:
-            if hand is not None:
-                held |= rules.names_to_mask(hand)
-        hands[missing[0]] = rules.mask_to_names(rules.ALL_CARDS & ~held)
     try:
+        if missing:
+            held = 0
+            for hand in hands:
+                if hand is not None:
+                    held |= rules.names_to_mask(hand)
+            hands[missing[0]] = rules.mask_to_names(rules.ALL_CARDS & ~held)
         masks = rules.hands_to_masks(hands)
     except ValueError as exc:
         raise ValueError(f"the deal is wrong: {exc}") from None
@@ -356,6 +356,7 @@ def read_boards(text: str) -> list[dict]:
 
     Raises ``ValueError`` with a message naming the board and line for anything malformed,
     illegal or past the bounds (module docstring)."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark left by an editor
     _check_size(text)
     head = text.lstrip("\ufeff \t\r\n")[:3]
     if re.match(r"[A-Za-z]{2}\|", head):
@@ -488,11 +489,8 @@ def _pbn_play(lines: list[str], leader_tag: str, board: dict, where: str) -> lis
 
 
 def _inherit(value: str, previous: dict, key: str) -> str:
-    """PBN's ``#`` (the previous game's value) and ``##text`` (its value then text)."""
-    if value.startswith("#"):
-        before = previous.get(key, ("", []))[0]
-        return before if value == "#" else before + value[2:] if value.startswith("##") else value
-    return value
+    """PBN's ``#``: the previous game's value of the tag."""
+    return previous[key][0] if value == "#" and key in previous else value
 
 
 def _strip_comments(line: str, in_comment: bool) -> tuple[str, bool]:
@@ -528,8 +526,9 @@ def _strip_comments(line: str, in_comment: bool) -> tuple[str, bool]:
 def read_pbn(text: str) -> list[dict]:
     """Boards from a PBN file (shape and errors in :func:`read_boards`).  Reads the tags of
     the module docstring (others are skipped), ``%`` lines, ``;`` and ``{...}`` comments,
-    ``#`` inherited values, the Auction's ``AP`` and notes, the Play's ``-`` and ``*``; a blank
+    ``#`` (the previous game's value), the Auction's ``AP`` and notes, the Play's ``-`` and ``*``; a blank
     line ends a game.  Dealer and Vulnerable default to the board number's (Law 2)."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark left by an editor
     _check_size(text)
     games: list[tuple[int, dict]] = []
     tags: dict[str, tuple[str, list[str]]] = {}
@@ -685,6 +684,7 @@ def read_lin(text: str) -> list[dict]:
     room's four to ``qx|o..`` boards and the closed room's to ``qx|c..``.  Dealer and
     vulnerability default to the board number's (Law 2); the fourth hand may be left out, as
     BBO leaves it.  Other commands (``st``, ``rh``, ``pg``, ``an``, ``nt``, ...) are skipped."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark left by an editor
     _check_size(text)
     raw_boards: list[dict] = []
     names: list[str] = []
