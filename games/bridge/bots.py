@@ -22,7 +22,7 @@ Stayman, no transfers, no Blackwood, no takeout doubles, no strong 2C):
   five-card suit the longer minor (1D with 4-4, 1C with 3-3); weak two (2D, 2H, 2S) with a
   six-card suit and 6-10 HCP; a three-level preempt with a seven-card suit and 6-10 HCP.
 - Responses to one of a suit: pass with 0-5; raise a major with three trumps (a minor with
-  four) by dummy points (HCP plus 5 for a void, 3 a singleton, 1 a doubleton): 6-9 to two,
+  four) by dummy points (HCP plus 3 for a void, 2 a singleton, 1 a doubleton): 6-9 to two,
   10-12 to three, more to game or slam (below); a new four-card suit at the one level (a
   major first, the longer one, else diamonds); a new suit at the two level with 10+ HCP and
   four cards (five for 2H over 1S); 1NT 6-10, 2NT 11-12 and 3NT 13-15 when nothing above
@@ -38,14 +38,19 @@ Stayman, no transfers, no Blackwood, no takeout doubles, no strong 2C):
   HCP, an invitation 23-24, game 25-32, a small slam 33-36, a grand slam 37+).  The bot adds
   its HCP to the middle of partner's range, chooses the strain (an eight-card major fit,
   else no-trump with a balanced hand on either side, else a minor fit, else its own six-card
-  suit or partner's suit) and bids game (3NT, 4 of a major, 5 of a minor) with 25+, slam
-  with 33+ and 37+ (directly: no ace-asking), invites one level below game with 23-24, and
-  otherwise competes for a part score no higher than the Law of Total Tricks allows (as many
-  tricks as the side's trumps) and passes once its side holds an acceptable part score.
+  suit or partner's suit; 3NT with game values and no fit) and bids game (3NT, 4 of a
+  major, 5 of a minor: 28+) with 25+ (support points added with a fit: a void 3, a
+  singleton 2, a doubleton 1), slam with 33+ and 37+ (directly: no ace-asking), invites one
+  level below game with 23-24, and otherwise competes for a part score no higher than the
+  Law of Total Tricks allows (as many tricks as the side's trumps) and passes once its side
+  holds an acceptable part score.  Opener bids again over a new suit from an unpassed
+  responder (forcing for one round).  A new suit below game after the first round only
+  looks for a fit: it is read for its length, not its strength.
 - Doubles are for penalty: the bot doubles the opponents' contract when its side's
   estimated defensive tricks (combined HCP / 3, plus half a trick per trump beyond three)
-  exceed the tricks needed to beat it by 1.5; it never rescues a doubled contract and never
-  redoubles.
+  exceed the tricks needed to beat it by 1.5 (by 2 up to the four level, and a suit
+  contract up to the three level only with four trumps, at the four level with three); it
+  never rescues a doubled contract and never redoubles.
 
 Card play: the opening lead is partner's bid suit, else top of a sequence (AK, KQ, QJ, JT),
 a singleton in a suit contract, else fourth best from the longest suit (against no-trump)
@@ -122,9 +127,9 @@ def is_balanced(lengths: list[int]) -> bool:
 
 
 def _shortness(lengths: list[int], trump: int) -> int:
-    """Dummy points for short side suits once a trump fit is found: a void 5, a singleton
-    3, a doubleton 1 (they ruff the opponents' winners)."""
-    return sum((5, 3, 1)[n] for s, n in enumerate(lengths) if s != trump and n < 3)
+    """Support points for short side suits once a trump fit is found: a void 3, a singleton
+    2, a doubleton 1 (they ruff the opponents' winners)."""
+    return sum((3, 2, 1)[n] for s, n in enumerate(lengths) if s != trump and n < 3)
 
 
 # --- the auction as pictures ----------------------------------------------------------------
@@ -254,7 +259,10 @@ class Auction:
         elif not mine and self.opener == PARTNER[seat] and len(partners) == 1:
             self._read_response(p, partner, partners[0], level, strain, jump)
         else:
-            self._read_placement(p, partner, level, strain, jump)
+            side_suits = {b % 5 for s, b in self.bids if s & 1 == seat & 1}
+            if strain == NOTRUMP or strain in side_suits or jump or level >= _game_level(strain):
+                self._read_placement(p, partner, level, strain, jump)
+            # (a new suit below game looks for a fit: it says nothing of the strength)
             if strain < NOTRUMP:
                 if partner.lengths[strain] >= 3:
                     p.suit(strain, 8 - partner.lengths[strain])  # support
@@ -397,6 +405,8 @@ def _overcall(hcp: int, lengths: list[int], last_bid: int) -> int:
         return _bid_number(1, NOTRUMP)
     longest = max(range(4), key=lambda s: (lengths[s], s))
     level = _cheapest(longest, last_bid)
+    if hcp >= 17 and longest in MAJORS and lengths[longest] >= 6 and level <= 4:
+        return _bid_number(4, longest)  # too strong for a simple overcall: bid the game
     if lengths[longest] >= 5 and ((level == 1 and hcp >= 8) or (level == 2 and hcp >= 11)
                                   or (level == 3 and hcp >= 13 and lengths[longest] >= 6)):
         return _bid_number(level, longest)
@@ -414,12 +424,12 @@ def _should_double(auction: Auction, seat: int, hcp: int, lengths: list[int]) ->
     else:  # partner said nothing: share out what the opponents have not shown
         shown = sum(auction.pictures[s].lo for s in range(4) if s & 1 != seat & 1)
         partner_hcp = min(12.0, max(0.0, (40 - hcp - shown) / 2))
-    if strain < NOTRUMP and level <= 3 and lengths[strain] < 4:
-        return False  # low contracts are doubled only with a trump stack
+    if strain < NOTRUMP and lengths[strain] < (4 if level <= 3 else 3 if level == 4 else 0):
+        return False  # a low suit contract is doubled only with length in its trumps
     tricks = (hcp + partner_hcp) / 3
     if strain < NOTRUMP:
         tricks += max(0, lengths[strain] - 3) / 2  # trump length hurts declarer
-    return tricks >= (8 - level) + 1.5
+    return tricks >= (8 - level) + (2 if level <= 4 else 1.5)
 
 
 def _place(auction: Auction, seat: int, hcp: int, lengths: list[int], forced: bool = False) -> int:
@@ -438,6 +448,8 @@ def _place(auction: Auction, seat: int, hcp: int, lengths: list[int], forced: bo
         strain = max(fits, key=lambda s: (lengths[s] + partner.lengths[s], s))
         if combined >= GAME and combined < GAME + 3 and min(lengths) >= 2:
             strain = NOTRUMP  # 3NT needs fewer tricks than five of a minor
+    elif combined >= GAME and min(lengths) >= 1 and max(lengths) <= 6:
+        strain = NOTRUMP  # game values and no fit: 3NT, not a guess at a suit game
     else:
         own = max(range(4), key=lambda s: (lengths[s], s))
         theirs = max(range(4), key=lambda s: (partner.lengths[s], s))
@@ -462,7 +474,7 @@ def _place(auction: Auction, seat: int, hcp: int, lengths: list[int], forced: bo
         target = game - 1
     else:
         # A part score: compete as high as the Law of Total Tricks allows.
-        target = max(2, trumps - 6) if strain < NOTRUMP else 1 + (combined >= 20)
+        target = max(2, trumps - 6) if strain < NOTRUMP else 1 + (combined >= 22)
         target = min(target, game - 1)
     ours = auction.last_bid >= 0 and auction.last_bidder & 1 == seat & 1
     if forced:
@@ -479,7 +491,7 @@ def _place(auction: Auction, seat: int, hcp: int, lengths: list[int], forced: bo
             if held == NOTRUMP and strain == NOTRUMP or held < NOTRUMP and (
                     lengths[held] + partner.lengths[held] >= 7 or lengths[held] >= 2 and partner.lengths[held] >= 5):
                 return PASS
-        if level >= game and target <= level:
+        if level >= _game_level(held) and target < 6:
             return PASS  # game is reached and no slam in view
     level = _cheapest(strain, auction.last_bid)
     if level > target:
@@ -487,6 +499,18 @@ def _place(auction: Auction, seat: int, hcp: int, lengths: list[int], forced: bo
     if target >= game:
         level = target  # jump straight to game or slam
     return _bid_number(level, strain)
+
+
+def _new_suit_response(auction: Auction, seat: int) -> bool:
+    """Whether partner, not a passed hand, has just answered our one of a suit with a new
+    suit and nobody else has bid: that is forcing for one round."""
+    mine, partners = auction.bids_of(seat), auction.bids_of(PARTNER[seat])
+    if auction.opener != seat or len(auction.bids) != 2 or len(partners) != 1:
+        return False
+    opening, response = mine[0], partners[0]
+    return (opening < 5 and opening % 5 != NOTRUMP and response % 5 not in (opening % 5, NOTRUMP)
+            and auction.calls[-1][1] == PASS
+            and all(c != PASS for s, c in auction.calls if s == PARTNER[seat]))
 
 
 def _call(obs: dict) -> int:
@@ -516,10 +540,7 @@ def _call(obs: dict) -> int:
             return answer
     if mine and not partners and auction.last_bidder == seat:
         return PASS  # partner has said nothing to bid on
-    # A new suit in response to our opening is forcing for one round (no interference).
-    forced = (len(mine) == 1 and auction.opener == seat and len(partners) == 1 and len(auction.bids) == 2
-              and partners[0] % 5 not in (mine[0] % 5, NOTRUMP) and auction.last_bidder == PARTNER[seat]
-              and auction.calls[-1][1] == PASS)
+    forced = _new_suit_response(auction, seat)
     return _place(auction, seat, hcp, lengths, forced)
 
 
