@@ -830,7 +830,9 @@ def _follow(table: Table, legal: int, other: int | None) -> int:
                     return _lowest(follow)  # the last hand will ruff
                 return beaters[0]
             if table.declaring:
-                return beaters[0]  # win cheaply (a finesse when a higher card is out)
+                masters = [c for c in beaters if table.master(c)]
+                if masters:
+                    return masters[0]  # win as cheaply as is sure
             return _equal_top(table, follow, beaters[-1])  # third hand high
         # Fourth hand: win as cheaply as possible, or play low.
         if best_seat == partner or not beaters:
