@@ -12,7 +12,10 @@ arena (games/bridge/bots.py):
    ``scoring.imps`` of the sum of the two North-South scores.  Printed as the mean over the
    boards with a 95% confidence interval (normal approximation, 1.96 standard errors).
    Rule pair against random pair, and the rule pair against itself as a check (exactly 0:
-   the bot is deterministic, so the Closed room repeats the Open room turned round).
+   the bot is deterministic, so the Closed room repeats the Open room turned round).  Two
+   more matches say where the strength lies: against a pair that bids as the rule bot but
+   plays random cards (the worth of the card play), and against a pair that always passes
+   but plays as the rule bot (the worth of the bidding against silent opponents).
 
     .venv/bin/python benchmarks/bridge_bots.py [--boards 1000] [--seconds 2]
 """
@@ -30,6 +33,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from benchmarks.figures import figure  # noqa: E402
 from games.bridge import rules, scoring  # noqa: E402
 from games.bridge.bots import random_bot, replay_deal, rule_bot  # noqa: E402
+
+
+def rule_bids_random_cards(obs: dict, legal: list, rng: random.Random):
+    """The rule bot's calls, random legal cards."""
+    return rule_bot(obs, legal, rng) if obs["phase"] == "auction" else rng.choice(legal)
+
+
+def passes_rule_cards(obs: dict, legal: list, rng: random.Random):
+    """Always passes (it defends whatever the opponents bid), the rule bot's cards."""
+    return "P" if obs["phase"] == "auction" else rule_bot(obs, legal, rng)
 
 
 def deal(rng: random.Random) -> list[list[str]]:
@@ -89,7 +102,9 @@ def main() -> None:
         figure(f"Bridge {name} bot, boards played out", round(rate), "boards/s", better="higher")
 
     for label, a, b in (("rule pair vs random pair", rule_bot, random_bot),
-                        ("rule pair vs rule pair", rule_bot, rule_bot)):
+                        ("rule pair vs rule pair", rule_bot, rule_bot),
+                        ("rule pair vs rule bidding with random cards", rule_bot, rule_bids_random_cards),
+                        ("rule pair vs always passing with rule cards", rule_bot, passes_rule_cards)):
         started = time.perf_counter()
         mean, half, imps = team_match(a, b, args.boards, 20_260_000)
         won = sum(x > 0 for x in imps)

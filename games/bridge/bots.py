@@ -56,12 +56,22 @@ Card play: the opening lead is partner's bid suit, else top of a sequence (AK, K
 a singleton in a suit contract, else fourth best from the longest suit (against no-trump)
 or low from a suit not headed by the ace (against a suit); later, defenders cash winners
 and return partner's suit.  Second hand plays low but covers an honour with an honour;
-third hand plays high (the lowest of equal top cards), or low when partner's card already
-holds the trick; fourth hand wins as cheaply as it can.  A player void in the suit led ruffs
-with its lowest sufficient trump unless partner's card holds the trick, and otherwise
-discards from its weakest suit.  Declarer draws trumps while the opponents hold any and its
-side has more, cashes winners (from the short hand first), ruffs losers in the hand short
-of the suit, and otherwise leads from its side's longest suit, toward honours.
+third hand plays high (the lowest of equal top cards; declarer its cheapest sure winner if
+it has one), or low when partner's card already holds the trick; fourth hand wins as
+cheaply as it can.  A player void in the suit led ruffs with its lowest sufficient trump
+unless partner's card holds the trick, and otherwise discards from its weakest suit (no
+trumps, winners, guards of honours or long suits at no-trump).  Declarer draws trumps while
+the opponents hold any and its side has more, cashes winners (from the short hand first),
+crosses to partner's winners, ruffs losers in the hand short of the suit, and otherwise
+leads low from its side's longest suit.  Defenders later cash winners that should not be
+ruffed, return partner's suit, continue their own, or lead through dummy's strength (dummy
+on their left) or up to its weakness (dummy last), not away from an ace in a suit contract.
+
+The bot knows where a card is only from what the observation shows: its own hand, dummy's
+once exposed, the cards played, and the suits a player has shown out of.  Measured with
+``benchmarks/bridge_bots.py``: against the random pair with instant replay, +23.9 IMPs a
+board (most random auctions end in doubled slams); against a pair that bids as it does but
+plays random cards, +8.6; against a pair that always passes and plays as it does, +3.7.
 """
 from __future__ import annotations
 
@@ -554,7 +564,7 @@ class Table:
         self.player = obs["player"]
         self.declarer, self.dummy = obs["declarer"], obs["dummy"]
         contract = obs["contract"].rstrip("X")
-        self.level, self.strain = int(contract[0]), STRAIN_NAMES.index(contract[1:])
+        self.strain = STRAIN_NAMES.index(contract[1:])
         self.trumps = SUIT_MASK[self.strain] if self.strain < NOTRUMP else 0
         self.own = own = _mask(obs["hand"])
         self.dummy_hand = _mask(obs["dummy_hand"]) if obs["dummy_hand"] else 0
