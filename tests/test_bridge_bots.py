@@ -209,13 +209,22 @@ def test_opening_lead_is_the_top_of_the_strongest_sequence():
     assert answer(four_spades(SOUTH_4S, [])) == "CJ"  # JT98 (West has no honour sequence above)
 
 
+def test_opening_lead_in_partners_suit():
+    # East opened 1H; South declares 4S: West leads hearts (top of T98) rather than CJ.
+    assert answer(four_spades(["P", "1H", "1S", "P", "4S", "P", "P", "P"], [])) == "HT"
+
+
 def test_second_hand_low_third_hand_high_fourth_hand_wins_cheaply():
     state = four_spades(SOUTH_4S, ["H7"])
     # Declarer (South) is asked for dummy's card and plays low from dummy's A32.
     assert state.to_act() == (2,) and state.player == 0
     assert answer(state) == "H2"
-    # East, third hand with KQJ, plays the lowest of its equal top cards.
+    # East, third hand with KQJ, plays the lowest of its equal top cards ...
     assert answer(four_spades(SOUTH_4S, ["H7", "H2"])) == "HJ"
+    # ... and with KQ6 the Queen, not the six (South now holds the Jack).
+    hands = [list(h) for h in HANDS]
+    hands[1][hands[1].index("HJ")], hands[2][hands[2].index("H6")] = "H6", "HJ"
+    assert answer(four_spades(SOUTH_4S, ["H7", "H2"], hands)) == "HQ"
     # South, fourth with AKQ7 of clubs, beats the Jack with the Queen.
     assert answer(four_spades(SOUTH_4S, ["CJ", "C2", "C4"])) == "CQ"
 
