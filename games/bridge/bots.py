@@ -449,10 +449,11 @@ def _place(auction: Auction, seat: int, hcp: int, lengths: list[int], forced: bo
     combined = hcp + partner.mid()
     fits = [s for s in range(4) if lengths[s] + partner.lengths[s] >= 8]
     major_fits = [s for s in fits if s in MAJORS]
-    balanced = is_balanced(lengths) or (max(lengths) <= 5 and min(lengths) >= 2)
+    # No-trump shape: balanced, or semi-balanced (5-4-2-2, no suit longer than five).
+    notrump_shape = is_balanced(lengths) or (max(lengths) <= 5 and min(lengths) >= 2)
     if major_fits:
         strain = max(major_fits, key=lambda s: (lengths[s] + partner.lengths[s], s))
-    elif balanced or partner.balanced:
+    elif notrump_shape or partner.balanced:
         strain = NOTRUMP
     elif fits:
         strain = max(fits, key=lambda s: (lengths[s] + partner.lengths[s], s))
@@ -465,8 +466,8 @@ def _place(auction: Auction, seat: int, hcp: int, lengths: list[int], forced: bo
         theirs = max(range(4), key=lambda s: (partner.lengths[s], s))
         if lengths[own] >= 6 or partner.lengths[theirs] < 4:
             strain = own
-        elif lengths[theirs] >= 2 and partner.lengths[theirs] >= 5 or lengths[theirs] >= 3:
-            strain = theirs
+        elif (lengths[theirs] >= 2 and partner.lengths[theirs] >= 5) or lengths[theirs] >= 3:
+            strain = theirs  # a seven-card fit in partner's suit
         else:
             strain = own if lengths[own] >= 5 else NOTRUMP
     points = combined
@@ -498,8 +499,10 @@ def _place(auction: Auction, seat: int, hcp: int, lengths: list[int], forced: bo
             return PASS
         if target < game and auction.last_bidder == PARTNER[seat]:
             # Partner's part score stands if it is in a fit, no-trump, or partner's long suit.
-            if held == NOTRUMP and strain == NOTRUMP or held < NOTRUMP and (
-                    lengths[held] + partner.lengths[held] >= 7 or lengths[held] >= 2 and partner.lengths[held] >= 5):
+            if held == NOTRUMP and strain == NOTRUMP:
+                return PASS
+            if held < NOTRUMP and (lengths[held] + partner.lengths[held] >= 7
+                                   or (lengths[held] >= 2 and partner.lengths[held] >= 5)):
                 return PASS
         if level >= _game_level(held) and target < 6:
             return PASS  # game is reached and no slam in view
