@@ -157,6 +157,9 @@ class TcpSeats:
         self.endpoints.append(endpoint)
         return self.next_id
 
+    async def claims_bot_name(self, game, name):
+        return False  # no registered bots here: every name is free
+
     async def bot_named(self, seat_id, name):
         pass
 
@@ -189,8 +192,10 @@ async def ld_match(seed: int) -> tuple[Capture, list, list[LDBot]]:
                 else:
                     bot.decide = lambda msg, b=bot: cheating_move(b, msg)
                 clients.append(bot)
-                while len(seats.endpoints) < len(clients):
-                    await asyncio.sleep(0.01)
+                async def seated():
+                    while len(seats.endpoints) < len(clients):
+                        await asyncio.sleep(0.01)
+                await asyncio.wait_for(seated(), 30)  # a transport that fails to seat must not hang
                 endpoints.append(seats.endpoints[-1])
         capture = Capture(rng, ld_secrets)
         capture.runner = MatchRunner(seed, spec, {"players": players, "dice": rng.randint(1, 3), "games": 2},
