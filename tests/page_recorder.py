@@ -139,6 +139,16 @@ async def person_or_spectator(match_id: int, key: str | None, seat: int | None, 
     assert (await comm.receive_json_from(30))["type"] == "match.final"
 
 
+def guest_session(nickname: str) -> str:
+    """A guest's session key (a browser session with ``nickname`` set), for a page's socket."""
+    from django.contrib.sessions.backends.db import SessionStore
+
+    store = SessionStore()
+    store["nickname"] = nickname
+    store.create()
+    return store.session_key
+
+
 def random_legal(state, seat: int, rng: random.Random):
     """A person's move: any legal action."""
     return rng.choice(state.legal_actions(seat))

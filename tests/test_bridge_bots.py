@@ -4,10 +4,11 @@ bid and play a few textbook situations as intended, and the rule-based pair clea
 the random pair in IMPs over seeded boards with instant replay."""
 from __future__ import annotations
 
-import copy
 import random
 
 import pytest
+
+from tests.bot_play import play_checked
 
 from games.bridge import bots, rules, scoring
 from games.bridge.rules import CALL_INDEX, new_state_from_deal
@@ -25,19 +26,7 @@ def play(hands, board: int, policies, seed: int, check=None) -> dict:
     """Play one board, each bot called on ``observation(seat)`` only, every answer checked
     for legality; returns the board's record."""
     state = new_state_from_deal(hands, board)
-    rngs = [random.Random(seed * 4 + s) for s in range(4)]
-    while not state.is_terminal():
-        (seat,) = state.to_act()
-        obs = state.observation(seat)
-        assert not SECRET_KEYS & obs.keys()
-        legal = state.legal_actions(seat)
-        before = copy.deepcopy(obs)
-        action = policies[seat](obs, list(legal), rngs[seat])
-        assert action in legal, (seat, action, legal, obs)
-        assert obs == before, "a bot must not change its observation"
-        if check:
-            check(state, seat, obs, legal, action)
-        state.apply({seat: action})
+    state = play_checked(state, policies, seed, SECRET_KEYS, check)
     return state.board_records()[0]
 
 

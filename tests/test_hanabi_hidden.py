@@ -13,7 +13,6 @@ from asgiref.sync import sync_to_async
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
-from django.contrib.sessions.backends.db import SessionStore
 
 from games.arena import bot_sockets, registry, tables
 from games.arena.runner import MatchRunner
@@ -21,7 +20,7 @@ from games.arena.seats import BuiltinSeat, HumanSeat
 from games.arena.service import Arena
 from games.hanabi.transport import start_sockets
 from tests.hanabi_client import HanabiClient
-from tests.page_recorder import BEFORE, OVER, SPECTATOR, Recorder, person_or_spectator
+from tests.page_recorder import BEFORE, OVER, SPECTATOR, Recorder, guest_session, person_or_spectator
 from tests.test_hidden_information import Capture, NullWriter, fast_people  # noqa: F401  (fixture)
 from webapp.asgi import application
 
@@ -191,13 +190,7 @@ async def test_every_message_to_every_recipient_shows_only_what_it_may_know_then
     monkeypatch.setitem(settings.ARENA, "BUILTIN_DELAY", 0.0)
     monkeypatch.setitem(settings.ARENA, "HANABI_BOT_DEADLINE", 5.0)
 
-    def guest(nickname):
-        store = SessionStore()
-        store["nickname"] = nickname
-        store.create()
-        return store.session_key
-
-    ann, bea = await sync_to_async(guest)("ann"), await sync_to_async(guest)("bea")
+    ann, bea = await sync_to_async(guest_session)("ann"), await sync_to_async(guest_session)("bea")
     arena = Arena(listen=False)
     await arena.start()
     start_sockets(arena)

@@ -448,22 +448,15 @@ async def test_every_page_message_shows_only_what_its_recipient_may_know_then(ga
     errors, table updates, the end) is recorded where the consumer sends it, with the hands
     held at that moment, and must show no other seat's current secret.  (Blokus has no hidden
     information; Hanabi's own test is tests/test_hanabi_hidden.py.)"""
-    from django.contrib.sessions.backends.db import SessionStore
 
-    from tests.page_recorder import OVER, SPECTATOR, Recorder, person_or_spectator, random_legal
+    from tests.page_recorder import OVER, SPECTATOR, Recorder, guest_session, person_or_spectator, random_legal
 
     channel_layers.backends = {}
     for key, value in {"HUMAN_DEADLINE": 1.0, "HUMAN_CHALLENGE_WINDOW": 0.3, "ROUND_PAUSE": 0.0,
                        "BUILTIN_DELAY": 0.0}.items():
         monkeypatch.setitem(settings.ARENA, key, value)
 
-    def guest(nickname):
-        store = SessionStore()
-        store["nickname"] = nickname
-        store.create()
-        return store.session_key
-
-    ann, bea = await sync_to_async(guest)("ann"), await sync_to_async(guest)("bea")
+    ann, bea = await sync_to_async(guest_session)("ann"), await sync_to_async(guest_session)("bea")
     arena = Arena(listen=False)
     await arena.start()
     recorder = Recorder(arena, secrets)

@@ -3,10 +3,11 @@ only, play a few textbook situations as intended, and the rule-based team clearl
 random team over fixed seeds."""
 from __future__ import annotations
 
-import copy
 import random
 
 import pytest
+
+from tests.bot_play import play_checked
 
 from games.jass import bots, rules
 from games.jass.rules import PUSH, names_to_mask
@@ -18,19 +19,7 @@ def play(policies, seed: int, config: dict | None = None, check=None) -> list[in
     """Play a match, each bot called on ``observation(seat)`` only, every answer checked for
     legality; returns the team points [N-S, E-W]."""
     state = rules.new_state({"max_deals": 1} if config is None else config, seed)
-    rngs = [random.Random(seed * 4 + s) for s in range(4)]
-    while not state.is_terminal():
-        (seat,) = state.to_act()
-        obs = state.observation(seat)
-        assert not SECRET_KEYS & obs.keys()
-        legal = state.legal_actions(seat)
-        before = copy.deepcopy(obs)
-        action = policies[seat](obs, list(legal), rngs[seat])
-        assert action in legal, (seat, action, legal, obs)
-        assert obs == before, "a bot must not change its observation"
-        if check:
-            check(state, seat, obs, legal, action)
-        state.apply({seat: action})
+    state = play_checked(state, policies, seed, SECRET_KEYS, check)
     return list(state.match_points)
 
 
