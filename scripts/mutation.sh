@@ -46,7 +46,7 @@ only_mutate = [
     "games/liars_dice/protocol.py", "games/jass/protocol.py", "games/hanabi/protocol.py",
     "games/arena/runner.py",
 ]
-also_copy = ["webapp", "benchmarks", "manage.py"]
+also_copy = ["webapp", "benchmarks", "manage.py", "templates", "static"]
 pytest_add_cli_args = [
     "-p", "no:cacheprovider", "-q",
     # starts a server in a subprocess, which mutmut's per-test bookkeeping cannot follow
