@@ -11,14 +11,13 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.installed-lock
 if [ ! -f "$stamp" ] || ! cmp -s requirements.lock "$stamp"; then
-  total=$(grep -c '^[A-Za-z0-9]' requirements.lock)
-  echo "setup: installing the $total locked Python packages into .venv (first run or lock changed;" \
+  echo "setup: installing the locked Python packages into .venv (first run or lock changed;" \
        "the first install takes a few minutes)"
   # pip's own output is a few lines per package; show one line per 25 fetched instead (its
   # warnings and errors go to stderr, unfiltered).
-  .venv/bin/pip install --disable-pip-version-check --progress-bar off -r requirements.lock | awk -v total="$total" '
-    /^Collecting / { n++; if (n % 25 == 0 || n == total) { printf "setup:   %d of %d packages fetched\n", n, total; fflush() } }
-    /^Installing collected packages/ { print "setup:   unpacking them into .venv (a minute or so)"; fflush() }
+  .venv/bin/pip install --disable-pip-version-check --progress-bar off -r requirements.lock | awk '
+    /^Collecting / { n++; if (n % 25 == 0) { printf "setup:   %d packages fetched\n", n; fflush() } }
+    /^Installing collected packages/ { print "setup:   unpacking them into .venv (the longest step)"; fflush() }
     /^Successfully installed/ { print "setup:   Python packages installed"; fflush() }'
   cp requirements.lock "$stamp"
 fi
