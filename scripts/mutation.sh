@@ -15,7 +15,8 @@
 #
 # mutmut lives in a throw-away virtualenv that sees the project's .venv packages (it is not in
 # requirements.lock), and it mutates a copy of the last commit under $ARENA_MUTATION_DIR
-# (default /tmp/arena-mutation), never the work tree.  The full set is thousands of mutants,
+# (default /tmp/arena-mutation), never the work tree (ARENA_MUTATION_REV: another commit, to
+# compare the tests before and after a change).  The full set is thousands of mutants,
 # so by default it tests a random sample per file (fixed seed: the same sample every run).
 # Prints killed/survived counts per file and each survivor's name (its diff: mutmut show NAME).
 # Run it under `nice`: each mutant runs the tests that reach the mutated function.
@@ -35,7 +36,7 @@ fi
 
 rm -rf "$work/src"
 mkdir -p "$work/src"
-git archive HEAD | tar -x -C "$work/src"
+git archive "${ARENA_MUTATION_REV:-HEAD}" | tar -x -C "$work/src"
 cd "$work/src"
 cat >> pyproject.toml <<'TOML'
 
