@@ -759,7 +759,12 @@ def test_a_client_over_its_message_rate_is_read_no_faster_and_a_match_goes_on(ar
     assert answered + 3 <= burst + rate * elapsed + 1, f"{answered} requests answered in {elapsed:.1f} s"
     (result,) = one.of_class("result")
     assert [c for c, *_ in scores(result)] == ["REGULAR", "REGULAR"]
-    assert not admin.closed.is_set(), "a fast admin is slowed down, not dropped"
+    # Not dropped for its pace.  Its flood asks about this room, so once the match is over
+    # its next request read is refused ("room 1 is over") and that ends it, as it would any
+    # client; how soon after the end depends on the machine, so that ending is allowed.
+    if admin.closed.is_set():
+        (error,) = [m for m in admin.messages if m.tag == "errorpacket"]
+        assert error.get("message") == f"room {room} is over", "a fast admin is slowed down, not dropped"
 
 
 # --- the stream parser on its own -------------------------------------------------------------------
