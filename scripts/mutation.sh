@@ -59,7 +59,7 @@ pytest_add_cli_args_test_selection = [
     "tests/test_liars_dice_rules.py", "tests/test_jass_rules.py", "tests/test_blokus_rules.py", "tests/test_hanabi_rules.py",
     "tests/test_liars_dice_bots.py", "tests/test_jass_bots.py", "tests/test_blokus_bots.py", "tests/test_hanabi_bots.py",
     "tests/test_observations.py", "tests/test_blokus_memento.py", "tests/test_jass_views.py",
-    "tests/test_hanabi_hidden.py", "tests/test_hidden_information.py",
+    "tests/test_hanabi_hidden.py", "tests/test_hanabi_protocol.py", "tests/test_hidden_information.py",
     "tests/test_liars_dice_protocol.py", "tests/test_jass_protocol.py",
     "tests/test_jass_logs.py", "tests/test_liars_dice_logs.py",
 ]
