@@ -3,7 +3,7 @@
 # code, against their fast unit and property tests.  Run on purpose, not by the test suite;
 # it takes a while.
 #
-#   ./scripts/mutation.sh [MUTANTS_PER_FILE] [SEED]     (defaults: 25, 13; 0 = every mutant)
+#   ./scripts/mutation.sh [MUTANTS_PER_FILE] [SEED]     (defaults: 6, 13; 0 = every mutant)
 #
 # What is mutated (MUTATE below):
 # - games/{liars_dice,jass,blokus,hanabi}/rules.py: the rules, and every per-seat, public and
@@ -22,7 +22,7 @@
 # Run it under `nice`: each mutant runs the tests that reach the mutated function.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-per_file=${1:-25}
+per_file=${1:-6}
 seed=${2:-13}
 work=${ARENA_MUTATION_DIR:-/tmp/arena-mutation}
 mkdir -p "$work"
