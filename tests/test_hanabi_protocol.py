@@ -70,3 +70,28 @@ def test_every_response_shows_a_seat_the_others_cards_and_never_its_own(players)
                         expected = (None, None) if seat == actor else after[drawn["id"]]
                         assert (drawn["color"], drawn["number"]) == expected, (seat, actor)
         assert kinds == {"play", "discard", "hint"}
+
+
+def request_frame(action: list, names: list[str]) -> str:
+    """``action`` as a bot writes it from the seed: a request frame."""
+    kind = action[0]
+    if kind in ("play", "discard"):
+        return json.dumps({"msg_type": f"{kind.upper()}_CARD_REQUEST", f"{kind}ed_card_id": action[1]})
+    if kind == "color":
+        return json.dumps({"msg_type": "HINT_COLOR_REQUEST", "target_player": names[action[1]], "color": action[2]})
+    return json.dumps({"msg_type": "HINT_NUMBER_REQUEST", "target_player": names[action[1]],
+                       "number": protocol.NUMBERS[action[2] - 1]})
+
+
+@pytest.mark.parametrize("players", [2, 5])
+def test_a_bots_requests_become_the_moves_it_meant(players):
+    """Every legal move, written as the seed's request, is read back as that move."""
+    names = [f"bot{i}" for i in range(players)]
+    state, rng = rules.new_state({"players": players}, 7), random.Random(7)
+    while not state.is_terminal():
+        seat = state.to_act()[0]
+        legal = state.legal_actions(seat)
+        for action in legal:
+            read = protocol.request_to_action(protocol.parse_request(request_frame(action, names)), seat, names)
+            assert read == list(action)
+        state.apply({seat: rng.choice(legal)})
