@@ -26,8 +26,14 @@ if [ ! -f "$stamp" ] || ! cmp -s requirements.lock "$stamp"; then
     fi
     echo "setup: building PyICU against the system's ICU (a minute or two, once)"
   fi
-  echo "setup: installing the locked Python packages into .venv (first run or lock changed)"
-  .venv/bin/pip install -q --disable-pip-version-check -r requirements.lock
+  echo "setup: installing the locked Python packages into .venv (first run or lock changed;" \
+       "the first install takes a few minutes)"
+  # pip's own output is a few lines per package; show one line per 25 fetched instead (its
+  # warnings and errors go to stderr, unfiltered).
+  .venv/bin/pip install --disable-pip-version-check --progress-bar off -r requirements.lock | awk '
+    /^Collecting / { n++; if (n % 25 == 0) { printf "setup:   %d packages fetched\n", n; fflush() } }
+    /^Installing collected packages/ { print "setup:   unpacking them into .venv (the longest step)"; fflush() }
+    /^Successfully installed/ { print "setup:   Python packages installed"; fflush() }'
   cp requirements.lock "$stamp"
 fi
 # The browser libraries we serve from our own static files (Chart.js: package-lock.json; no

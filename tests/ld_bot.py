@@ -53,16 +53,18 @@ class LDBot:
     """Connects to ``port``, optionally sends ``{"name": name}``, then answers each
     ``move_request`` with ``decide(msg)`` (None: say nothing) on a background thread.
 
-    ``received`` keeps every message from the server; ``closed`` is set when it hangs up.
+    ``received`` keeps every message from the server, ``stamps`` the ``clock()`` of each
+    arrival (default: wall time); ``closed`` is set when it hangs up.
     """
 
     def __init__(self, port: int, name: str | None = "bot", decide: Callable | None = simple_move,
-                 host: str = "127.0.0.1"):
+                 host: str = "127.0.0.1", clock: Callable[[], float] = time.monotonic):
         self.sock = socket.create_connection((host, port))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.decide = decide
         self.received: list[dict] = []
-        self.stamps: list[float] = []  # time.monotonic() of each arrival, as received
+        self.clock = clock
+        self.stamps: list[float] = []  # clock() at each arrival, as received
         self.closed = threading.Event()
         self.lock = threading.Lock()
         if name is not None:
@@ -88,7 +90,7 @@ class LDBot:
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
                     msg = json.loads(line)
-                    self.stamps.append(time.monotonic())
+                    self.stamps.append(self.clock())
                     self.received.append(msg)
                     if msg.get("subject") == "move_request":
                         self.answer(msg)

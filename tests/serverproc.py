@@ -21,31 +21,71 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (seconds, to the nanosecond) process ``pid`` has used so far, all its
+    threads: its process CPU clock, whose id is made as glibc's ``clock_getcpuclockid`` makes
+    it (Linux).  Raises ``OSError`` when there is no such process."""
+    return time.clock_gettime((~pid << 3) | 2)  # MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
+
+
+def server_clock(proc: subprocess.Popen):
+    """A clock for :func:`wait_until` that runs only while ``proc`` (a server) runs on a CPU:
+    a wait for something the server does (start, play 500 steps) then bounds the work it may
+    spend on it, however busy the machine is.  Raises ``AssertionError`` once ``proc`` has
+    exited (nothing more will come)."""
+    def clock() -> float:
+        code = proc.poll()
+        if code is not None:
+            raise AssertionError(f"the server exited ({code})")
+        try:
+            return cpu_seconds(proc.pid)
+        except OSError:  # exited between the poll and the read
+            raise AssertionError(f"the server exited ({proc.wait()})") from None
+    return clock
+
+
+#: Waits counted on a :func:`server_clock` also give up after this many seconds of wall
+#: time: a server blocked (not busy) never spends its CPU budget.
+STUCK_AFTER_S = 300.0
+
+
 def wait_for_port(port: int, timeout: float = 30.0, proc: subprocess.Popen | None = None) -> None:
     """Block until something accepts connections on 127.0.0.1:``port``; raise ``TimeoutError``
-    on timeout, or at once when ``proc`` (the server that should listen) has exited."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise TimeoutError(f"the server exited ({proc.returncode}) before listening on {port}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"nothing listening on port {port} after {timeout} s")
+    after ``timeout`` seconds, or at once when ``proc`` (the server that should listen) has
+    exited.  With ``proc`` the timeout counts its CPU time (:func:`server_clock`): starting
+    costs the same work on a busy machine, only later."""
+    clock = server_clock(proc) if proc is not None else time.monotonic
+    try:
+        wait_until(lambda: _accepts(port), timeout, f"a listener on port {port}", clock=clock)
+    except AssertionError as exc:
+        raise TimeoutError(str(exc)) from None
 
 
-def wait_until(predicate, timeout: float = 10.0, what: str = "condition", interval: float = 0.05):
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def wait_until(predicate, timeout: float = 10.0, what: str = "condition", interval: float = 0.05,
+               clock=time.monotonic):
     """Poll ``predicate`` until it returns something truthy (returned); raise ``AssertionError``
-    naming ``what`` after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
+    naming ``what`` after ``timeout`` seconds of ``clock`` (default: wall time; a
+    :func:`server_clock` counts the server's CPU time, and then :data:`STUCK_AFTER_S` of
+    wall time is the limit too)."""
+    deadline = clock() + timeout
+    stuck_at = time.monotonic() + STUCK_AFTER_S if clock is not time.monotonic else float("inf")
     while True:
         value = predicate()
         if value:
             return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        if clock() > deadline:
+            unit = "s" if clock is time.monotonic else "s of the server's CPU time"
+            raise AssertionError(f"timed out after {timeout} {unit} waiting for {what}")
+        if time.monotonic() > stuck_at:
+            raise AssertionError(f"timed out after {STUCK_AFTER_S} s waiting for {what} (the server is stuck)")
         time.sleep(interval)
 
 
@@ -68,6 +108,10 @@ class ArenaProcess:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def clock(self):
+        """This server's CPU time as a clock for :func:`wait_until` (:func:`server_clock`)."""
+        return server_clock(self.proc)
 
     def shell(self, script: str, timeout: float = 60.0) -> str:
         """Run ``script`` with ``manage.py shell -c`` against this server's database (its

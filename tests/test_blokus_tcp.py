@@ -734,18 +734,37 @@ def admin_prepared(admin, count):
 
 
 def test_a_client_over_its_message_rate_is_read_no_faster_and_a_match_goes_on(arena_factory):
-    arena = serve(arena_factory, BLOKUS_MESSAGES_PER_S=100, BLOKUS_MESSAGES_BURST=100)
+    """An admin floods 3000 answered requests at 20 messages/s (burst 20): it is read no
+    faster than its share, at any moment, and not dropped, while a match plays to its end.
+    The bound is checked against the time that passed (a busy machine only reads slower);
+    the players' time limits are long, as their speed is not what is tested here."""
+    rate, burst = 20, 20
+    arena = serve(arena_factory, BLOKUS_MESSAGES_PER_S=rate, BLOKUS_MESSAGES_BURST=burst,
+                  BLOKUS_SOFT_TIMEOUT=600, BLOKUS_HARD_TIMEOUT=600)
+    connected = time.monotonic()  # the admin's token bucket starts full no earlier than this
     admin, room, codes = prepare(arena)
     flood = f'<observe roomId="{room}"/>'.encode() * 3000  # harmless requests, each answered
     admin.send(flood)
     one = Player(arena.blokus_port, code=codes[0], seed=24)
     two = Player(arena.blokus_port, code=codes[1], seed=25)
-    wait_log(arena, "over 100 messages/s; reading paused")
-    wait_closed(one, two)
+    clock = arena.clock()
+    wait_until(lambda: f"over {rate} messages/s; reading paused" in arena.log(), 30,
+               "the server's note that it paused reading the admin", clock=clock)
+    for client in (one, two):
+        wait_until(client.closed.is_set, 120, "the match's end", clock=clock)
+    answered = len([m for m in admin.messages if m.tag == "observed"])
+    elapsed = time.monotonic() - connected
+    # Read before the flood: authenticate, prepare, observe (3 messages); every message read
+    # was a token, and tokens come at `rate` a second after the first `burst`.
+    assert answered + 3 <= burst + rate * elapsed + 1, f"{answered} requests answered in {elapsed:.1f} s"
     (result,) = one.of_class("result")
     assert [c for c, *_ in scores(result)] == ["REGULAR", "REGULAR"]
-    assert not admin.closed.is_set(), "a fast admin is slowed down, not dropped"
-    assert len([m for m in admin.messages if m.tag == "observed"]) < 3000, "not all read yet: paced"
+    # Not dropped for its pace.  Its flood asks about this room, so once the match is over
+    # its next request read is refused ("room 1 is over") and that ends it, as it would any
+    # client; how soon after the end depends on the machine, so that ending is allowed.
+    if admin.closed.is_set():
+        (error,) = [m for m in admin.messages if m.tag == "errorpacket"]
+        assert error.get("message") == f"room {room} is over", "a fast admin is slowed down, not dropped"
 
 
 # --- the stream parser on its own -------------------------------------------------------------------

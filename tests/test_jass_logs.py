@@ -76,6 +76,37 @@ def test_kit_json_lines_round_trip_keeps_names_and_date(client):
     assert "Jass" in page
 
 
+def test_both_downloads_write_an_unfinished_last_game_as_the_kits_server_does(client):
+    """A match that ends at the target mid-game: its last game reads the same in the seed
+    log and in the kit's JSON lines (the hands aside: as dealt, as held), as the kit's
+    ``GameState.to_json`` writes a game in progress: the next trick's leader on turn and as
+    the ``first`` of a last, empty trick.  The kit reads both as that game in progress."""
+    from jass.game.game_state import GameState
+
+    match = played_match({"points_to_win": 1000, "match_bonus": True, "max_deals": 0}, seed=2)
+    seed_games = json.loads(client.get(f"/matches/{match.pk}/export/log/").content)
+    kit_games = [json.loads(line)["game"]
+                 for line in client.get(f"/matches/{match.pk}/export/jsonl/").content.decode().splitlines()]
+    assert len(seed_games) == len(kit_games) >= 2
+    for seed_game, kit_game in zip(seed_games, kit_games):
+        assert {k: v for k, v in seed_game.items() if k != "player"} == \
+               {k: v for k, v in kit_game.items() if k != "player"}
+    for game in seed_games[:-1]:
+        assert game["currentPlayer"] == -1 and len(game["tricks"]) == 9
+    last = seed_games[-1]
+    leader = last["tricks"][-2]["win"]
+    assert last["currentPlayer"] == leader and last["tricks"][-1] == {"first": leader}
+    assert len(last["tricks"]) - 1 < 9, "the last game was cut short"
+    for game in (last, kit_games[-1]):
+        state = GameState.from_json(game)
+        assert state.player == leader and state.nr_tricks == len(last["tricks"]) - 1
+        assert state.nr_played_cards == 4 * state.nr_tricks < 36
+    # Imported again (the seed log carries no target: the points, not the result, are compared)
+    resp = client.post("/import/jass/", {"log": SimpleUploadedFile("m.json", json.dumps(seed_games).encode())})
+    imported = int(resp.url.strip("/").split("/")[-1])
+    assert replay_end(client, imported)["match_points"] == replay_end(client, match.pk)["match_points"]
+
+
 def test_kit_style_log_with_empty_hands_imports():
     state = new_state({"max_deals": 1}, 3)
     rng = random.Random(1)

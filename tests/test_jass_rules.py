@@ -8,7 +8,7 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from games.jass import rules
+from games.jass import protocol, rules
 from games.jass.rules import CARD_INDEX, CARD_NAMES, PUSH
 
 C = CARD_INDEX  # card number by name
@@ -499,3 +499,39 @@ def test_a_seed_deals_as_ever(seed):
             (seat,) = state.to_act()
             state.apply({seat: moves.choice(state.legal_actions(seat))})
     assert state.is_terminal() and state.deal_number == 4
+
+
+@pytest.mark.parametrize("config, seed", [
+    ({"points_to_win": 1000}, 3),  # ends at the target, mid-game
+    ({"points_to_win": 100_000, "max_deals": 4, "match_bonus": False}, 8),
+    ({"points_to_win": 100_000, "max_deals": 6}, 21),
+])
+def test_last_deal_and_the_seed_log_tell_the_game_just_over(config, seed):
+    """After each game, what the table shows of it (``last_deal``, in every view) and its seed
+    log say what a player saw happen: its number, the dealer (moving on in play order), who
+    declared which trump, each team's points (its tricks, +100 for a Match when on), the
+    Match, and whether it was played out."""
+    state, rng = rules.new_state(config, seed), random.Random(seed)
+    dealer, deal, declared, taken = state.public_observation()["dealer"], 1, None, []
+    while not state.is_terminal():
+        seat = state.to_act()[0]
+        action = rng.choice(state.legal_actions(seat))
+        if state.public_observation()["phase"] == "trump" and action != "push":
+            declared = (seat, action)
+        happenings = state.apply({seat: action})
+        taken += [(h["win"], h["points"]) for h in happenings if h["type"] == "trick_over"]
+        if not any(h["type"] == "deal_over" for h in happenings):
+            continue
+        points = [sum(p for win, p in taken if win % 2 == team) for team in (0, 1)]
+        match = next((team for team in (0, 1) if len(taken) == 9 and all(w % 2 == team for w, _ in taken)), None)
+        if match is not None and state.match_bonus:
+            points[match] += 100
+        expected = {"deal": deal, "dealer": dealer, "declarer": declared[0], "trump": declared[1],
+                    "points": points, "match": match, "complete": len(taken) == 9}
+        for view in (state.public_observation(), state.observation(seat), state.full_observation()):
+            assert view["last_deal"] == expected, (deal, view["last_deal"], expected)
+        log = protocol.game_log(state.deal_records()[-1])
+        assert (log["dealer"], log["trump"]) == (dealer, declared[1])
+        assert [(t["win"], t["points"]) for t in log["tricks"] if "cards" in t] == taken
+        dealer, deal, declared, taken = (dealer + 3) % 4, deal + 1, None, []
+    assert deal > 2

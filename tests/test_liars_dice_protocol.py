@@ -313,3 +313,9 @@ def test_parse_line_reads_every_reply_as_the_standard_library_does(reply, pad, a
 def test_parse_line_reads_odd_lines_as_the_standard_library_does(line):
     fast, slow = _read_both(line)
     assert fast == slow
+
+
+def test_the_error_line_a_bot_gets_before_the_server_hangs_up():
+    line = protocol.error("too many lines that break the protocol")
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert json.loads(line) == {"subject": "error", "message": "too many lines that break the protocol"}

@@ -176,20 +176,30 @@ def _preview(value: Any) -> str:
 
 # --- log files ------------------------------------------------------------------------------
 def game_log(record: Mapping) -> dict:
-    """One finished deal in the seed's log format, every hand filled with the hand as dealt.
+    """One deal in the seed's log format, every hand filled with the hand as dealt.
 
     ``record`` is a deal record (:meth:`games.jass.rules.JassState.deal_records`):
-    ``dealer, forehand, trump, tricks, hands``.  ``currentPlayer`` is -1 (nobody is to act),
-    there is no ``playerView``, ``jassTyp`` is ``"SCHIEBER"`` (the seed: "used in log files").
+    ``dealer, forehand, trump, tricks, hands, complete``.  There is no ``playerView``, and
+    ``jassTyp`` is ``"SCHIEBER"`` (the seed: "used in log files").  A complete deal has
+    ``currentPlayer`` -1 (nobody is to act).  A deal cut short (the match ended at the
+    target) is written as the kit writes a game in progress (``GameState.to_json``, which
+    the kit's server stores for every game of a match): ``currentPlayer`` is the next trick's
+    leader, who is also the ``first`` of a last, empty trick (no ``cards``), so no tool takes
+    it for a finished game.  Both downloads (this and :func:`kit_game`) write it so.
     """
+    tricks = [{"cards": list(t["cards"]), "points": t["points"], "win": t["win"], "first": t["first"]}
+              for t in record["tricks"]]
+    current = -1
+    if not record["complete"] and tricks:
+        current = tricks[-1]["win"]
+        tricks.append({"first": current})
     return {
         "version": VERSION,
         "trump": record["trump"],
         "dealer": record["dealer"],
-        "currentPlayer": -1,
+        "currentPlayer": current,
         "forehand": record["forehand"],
-        "tricks": [{"cards": list(t["cards"]), "points": t["points"], "win": t["win"], "first": t["first"]}
-                   for t in record["tricks"]],
+        "tricks": tricks,
         "player": [{"hand": list(h)} for h in record["hands"]],
         "jassTyp": JASS_SCHIEBER,
     }
@@ -312,18 +322,11 @@ def _dealt_hands(players: Any, played: list[int], n_tricks: int) -> list[list[st
 
 
 def kit_game(record: Mapping) -> dict:
-    """One deal as the kit's ``GameState.to_json`` writes it at the end of a game: the hands
-    hold the cards still held (empty for a complete deal), ``currentPlayer`` is -1 when the
-    deal is complete; a deal cut short (the match ended at the target) names the next
-    leader as ``currentPlayer`` and as the ``first`` of an empty trick, as the kit does for a
-    game in progress, so no tool takes it for a finished game."""
+    """One deal as the kit's ``GameState.to_json`` writes it: :func:`game_log` (a deal cut
+    short included) with the cards still held in the hands (empty for a complete deal)."""
     game = game_log(record)
     played = {card for trick in record["tricks"] for card in trick["cards"]}
     game["player"] = [{"hand": [card for card in hand if card not in played]} for hand in record["hands"]]
-    if not record["complete"] and record["tricks"]:
-        leader = record["tricks"][-1]["win"]
-        game["currentPlayer"] = leader
-        game["tricks"].append({"first": leader})
     return game
 
 
