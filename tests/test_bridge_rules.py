@@ -118,6 +118,25 @@ def test_an_explicit_deal_is_played():
         new_state_from_deal([SUITED[0][:12], SUITED[1] + [SUITED[0][12]], SUITED[2], SUITED[3]])
 
 
+def test_a_deal_may_carry_its_own_dealer_and_vulnerability():
+    """The replay room keeps the board's number while the hands turn one seat (BEN's board N
+    "Open" then "Closed"): dealer and vulnerability turn with the cards, not with Law 2."""
+    state = new_state({"board": 1, "deals": [{"board": 1, "hands": SUITED, "dealer": E, "vulnerability": "EW"}]}, 0)
+    assert (state.board, state.dealer, state.vulnerability) == (1, E, "EW")
+    assert state.to_act() == (E,)
+    assert state.public_observation()["vulnerability"] == "EW"
+    play(state, "1NT", "P", "P", "P")
+    play_out(state)
+    assert state.is_terminal()
+    record = state.board_records()[0]
+    assert record["dealer"] == E and record["vulnerability"] == "EW"
+    plain = new_state_from_deal(SUITED, board=1)
+    assert (plain.dealer, plain.vulnerability) == (N, "None")
+    for bad in ({"dealer": 4}, {"dealer": "E"}, {"vulnerability": "All"}):
+        with pytest.raises(ValueError):
+            new_state({"deals": [{"hands": SUITED, **bad}]}, 0)
+
+
 @pytest.mark.parametrize("config", [{"boards": 0}, {"boards": 1001}, {"board": 0}, {"board": True},
                                     {"deals": [{"hands": SUITED}, {"hands": SUITED}]}, {"deals": [{"hands": []}]},
                                     {"deals": [{"hands": SUITED, "board": 0}]}, {"deals": "x"}])

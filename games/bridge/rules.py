@@ -204,8 +204,12 @@ def normalize_config(config: Mapping | None) -> dict:
     drawn from the seed), and optionally ``deals``: given deals played before any shuffled
     one, each ``{"hands": [[13 card names] x 4]}`` (seat order N, E, S, W) with an optional
     ``"board"`` number (default: the board's place in the sequence), so the same board may be
-    played twice with rotated hands (instant replay).  Unknown keys are ignored.  Raises
-    ``ValueError`` naming the bad key.
+    played twice with rotated hands (instant replay), and, for duplicate, an optional
+    ``"dealer"`` (0-3) and ``"vulnerability"`` (``"None"``, ``"NS"``, ``"EW"``, ``"Both"``)
+    that replace what Law 2 gives the board number: a replay room that keeps the board's
+    number while the hands turn (BEN's board N "Open" then "Closed"), or an imported board
+    whose file says otherwise.  Unknown keys are ignored.  Raises ``ValueError`` naming the
+    bad key.
     """
     merged = dict(DEFAULT_CONFIG)
     merged.update(config or {})
@@ -233,7 +237,16 @@ def normalize_config(config: Mapping | None) -> dict:
         if isinstance(board, bool) or not isinstance(board, int) or not 1 <= board <= 100_000:
             raise ValueError(f"deal {i + 1}: board must be a whole number from 1 to 100000")
         masks = hands_to_masks(deal.get("hands"))
-        out["deals"].append({"board": board, "hands": [mask_to_names(m) for m in masks]})
+        entry = {"board": board, "hands": [mask_to_names(m) for m in masks]}
+        if deal.get("dealer") is not None:
+            if type(deal["dealer"]) is not int or not 0 <= deal["dealer"] <= 3:
+                raise ValueError(f"deal {i + 1}: dealer must be a seat 0-3, got {deal['dealer']!r}")
+            entry["dealer"] = deal["dealer"]
+        if deal.get("vulnerability") is not None:
+            if deal["vulnerability"] not in VULNERABILITY_NAMES:
+                raise ValueError(f"deal {i + 1}: vulnerability must be one of {', '.join(VULNERABILITY_NAMES)}")
+            entry["vulnerability"] = deal["vulnerability"]
+        out["deals"].append(entry)
     return out
 
 
@@ -299,8 +312,8 @@ class BridgeState(State):
     # --- chance -----------------------------------------------------------------------------
     def _start_board(self) -> None:
         i = self.played
-        if i < len(self.presets):
-            preset = self.presets[i]
+        preset = self.presets[i] if i < len(self.presets) else {}
+        if preset:
             board, hands = preset["board"], [names_to_mask(h) for h in preset["hands"]]
         else:
             board = self.first_board + i
@@ -308,9 +321,9 @@ class BridgeState(State):
             self.rng.shuffle(deck)
             hands = [sum(deck[0:13]), sum(deck[13:26]), sum(deck[26:39]), sum(deck[39:52])]
         self.board = board
-        if self.rubber is None:
-            self.dealer = board_dealer(board)
-            self.vulnerability = board_vulnerability(board)
+        if self.rubber is None:  # Law 2 by the board's number, unless the deal says otherwise
+            self.dealer = preset.get("dealer", board_dealer(board))
+            self.vulnerability = preset.get("vulnerability", board_vulnerability(board))
         else:  # the deal passes clockwise; vulnerability is by the games won
             self.board = i + 1
             self.dealer = (self.first_dealer + i) % 4
