@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 from asgiref.sync import sync_to_async
 from django import forms
@@ -27,7 +26,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from games.arena import api_tokens, bot_keys, http_bots, names, registry
+from games.arena import api_tokens, bot_keys, http_bots, names, registry, throttle
 from games.arena.models import ApiToken, RegisteredBot
 
 
@@ -210,7 +209,7 @@ async def over_rate(key: str, per_minute: int) -> bool:
     """Count one connection test for ``key`` in the current clock minute (Django's cache: per
     process by default, shared when a shared cache is configured); True when it is over
     ``per_minute``."""
-    window = f"arena:bot-tests:{key}:{int(time.time() // 60)}"
+    window = f"arena:bot-tests:{key}:{int(throttle.clock() // 60)}"  # the throttles' clock
     await cache.aadd(window, 0, timeout=70)
     try:
         count = await cache.aincr(window)
