@@ -348,6 +348,40 @@ def test_instant_replay_hides_the_hands_until_both_tables_are_done():
     assert state.revealed_observation()["board_hands"] == [SUITED, rotated]
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_replay_plays_each_board_twice_turned_one_seat_and_scores_imps(seed):
+    """A team match at one table: the Closed room holds the Open room's cards one seat on,
+    with the dealer one seat on and the vulnerability turned, under the same board number;
+    each pair of rooms scores the IMPs of North-South's two scores added (Law 78B)."""
+    state, rng = new_state({"board": 2, "boards": 3, "replay": True}, seed), random.Random(seed)
+    assert state.public_observation()["room"] == "Open"
+    play_randomly(state, rng)
+    records = state.board_records()
+    assert [r["board"] for r in records] == [2, 2, 3, 3, 4, 4]
+    assert [r["room"] for r in records] == ["Open", "Closed"] * 3
+    expected = [0, 0]
+    for open_room, closed in zip(records[::2], records[1::2]):
+        h = open_room["hands"]
+        assert closed["hands"] == [h[3], h[0], h[1], h[2]]
+        assert closed["dealer"] == (open_room["dealer"] + 1) % 4
+        turned = {"None": "None", "Both": "Both", "NS": "EW", "EW": "NS"}[open_room["vulnerability"]]
+        assert closed["vulnerability"] == turned
+        imps = scoring.imps(open_room["score"] + closed["score"])
+        assert open_room["imps"] is None and closed["imps"] == imps
+        expected[0 if imps > 0 else 1] += abs(imps)
+    result = state.result()
+    assert result["imps"] == expected and result["scores"] == [expected[0], expected[1]] * 2
+    assert result["winner"] == (None if expected[0] == expected[1] else 0 if expected[0] > expected[1] else 1)
+    assert state.public_observation()["imps"] == expected
+
+
+def test_replay_only_with_duplicate_scoring():
+    with pytest.raises(ValueError, match="replay"):
+        new_state({"scoring": "rubber", "replay": True}, 1)
+    with pytest.raises(ValueError, match="replay"):
+        new_state({"replay": "yes"}, 1)
+
+
 def test_revealed_shows_an_earlier_board_once_it_is_over():
     state = new_state({"boards": 2}, 11)
     first = state.full_observation()["dealt"]

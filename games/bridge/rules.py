@@ -12,6 +12,13 @@ A state plays a sequence of deals ("boards") under one of two scorings (config,
 - ``"duplicate"`` (the default): ``boards`` boards numbered from ``board``; the board number
   fixes the dealer and the vulnerability by the standard 16-board cycle (Law 2,
   :func:`board_dealer`, :func:`board_vulnerability`); each board gets its duplicate score.
+  With ``replay`` (a team match at one table, "instant replay"), each board is played twice
+  under the same number: the Open room as dealt, then the Closed room with the hands
+  rotated one seat clockwise (North's cards to East, ...), the dealer one seat on and the
+  vulnerability turned with the cards, so each pair, staying in its seats, holds both sides
+  of every deal.  After the Closed room the board is scored in IMPs (Law 78B) on the sum of
+  North-South's two scores (the pair that sits North-South held North-South's cards in the
+  Open room and East-West's in the Closed one).
 - ``"rubber"``: one rubber of rubber bridge (:class:`games.bridge.scoring.Rubber`): the deal
   passes clockwise after every deal, passed-out ones included, from ``dealer`` (drawn from
   the seed if not given); a side is vulnerable once it has won a game; honours are counted
@@ -200,7 +207,9 @@ def normalize_config(config: Mapping | None) -> dict:
     Keys: ``scoring`` (``"duplicate"``, the default, or ``"rubber"``: module docstring),
     ``board`` (the first board's number, 1-100000, default 1; duplicate only), ``boards``
     (how many boards the state plays at most, 1-1000; default 1 for duplicate, 1000 for a
-    rubber, which usually ends first), ``dealer`` (rubber only: the first dealer 0-3, default
+    rubber, which usually ends first), ``replay`` (duplicate only, default False: each
+    board twice, module docstring; ``boards`` counts deals, so the state plays twice as
+    many boards, and ``deals`` gives the Open rooms' deals), ``dealer`` (rubber only: the first dealer 0-3, default
     drawn from the seed), and optionally ``deals``: given deals played before any shuffled
     one, each ``{"hands": [[13 card names] x 4]}`` (seat order N, E, S, W) with an optional
     ``"board"`` number (default: the board's place in the sequence), so the same board may be
@@ -221,6 +230,10 @@ def normalize_config(config: Mapping | None) -> dict:
     if dealer is not None and (type(dealer) is not int or not 0 <= dealer <= 3):
         raise ValueError(f"dealer must be a seat 0-3, got {dealer!r}")
     out["dealer"] = dealer
+    replay = merged.get("replay", False)
+    if not isinstance(replay, bool) or replay and out["scoring"] != "duplicate":
+        raise ValueError("replay must be true or false, and only with duplicate scoring")
+    out["replay"] = replay
     for key, high in (("board", 100_000), ("boards", MAX_BOARDS)):
         value = merged[key]
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
@@ -266,6 +279,10 @@ def hands_to_masks(hands) -> list[int]:
 
 
 _AUCTION, _PLAY, _OVER = 0, 1, 2
+#: Vulnerability turned with the cards one seat on (instant replay's Closed room).
+_TURNED = {"None": "None", "Both": "Both", "NS": "EW", "EW": "NS"}
+#: The keys of a finished board in the views (``results``).
+_RESULT_KEYS = ("board", "contract", "declarer", "result", "score", "room", "imps")
 _PHASE_NAMES = ("auction", "play", "over")
 
 
@@ -293,13 +310,17 @@ class BridgeState(State):
         "call_names", "trick_views", "results",
         # rubber scoring: the score sheet (None for duplicate) and the first dealer
         "rubber", "first_dealer",
+        # instant replay: whether boards are played twice, and the IMPs so far [N-S, E-W]
+        "replay", "imps",
     )
 
     def __init__(self, config: Mapping | None, seed: int):
         cfg = normalize_config(config)
         self.first_board = cfg["board"]
-        self.boards = cfg["boards"]
+        self.replay = cfg["replay"]
+        self.boards = cfg["boards"] * (2 if self.replay else 1)  # boards played
         self.presets = cfg["deals"]
+        self.imps = [0, 0]
         self.rng = random.Random(seed)
         self.played = 0  # boards finished
         self.records: list[dict] = []
@@ -312,6 +333,15 @@ class BridgeState(State):
     # --- chance -----------------------------------------------------------------------------
     def _start_board(self) -> None:
         i = self.played
+        if self.replay and i % 2:  # the Closed room: the Open room's cards, one seat on
+            open_room = self.records[-1]
+            hands = [names_to_mask(h) for h in open_room["hands"]]
+            self._deal(open_room["board"], [hands[3], hands[0], hands[1], hands[2]], {
+                "dealer": NEXT[open_room["dealer"]],
+                "vulnerability": _TURNED[open_room["vulnerability"]]})
+            return
+        if self.replay:
+            i //= 2
         preset = self.presets[i] if i < len(self.presets) else {}
         if preset:
             board, hands = preset["board"], [names_to_mask(h) for h in preset["hands"]]
@@ -320,6 +350,12 @@ class BridgeState(State):
             deck = list(BIT)
             self.rng.shuffle(deck)
             hands = [sum(deck[0:13]), sum(deck[13:26]), sum(deck[26:39]), sum(deck[39:52])]
+        self._deal(board, hands, preset)
+
+    def _deal(self, board: int, hands: list[int], preset: Mapping) -> None:
+        """Start board number ``board`` with these hands (masks, N E S W); ``preset`` may
+        give its dealer and vulnerability (duplicate)."""
+        i = self.played
         self.board = board
         if self.rubber is None:  # Law 2 by the board's number, unless the deal says otherwise
             self.dealer = preset.get("dealer", board_dealer(board))
@@ -472,6 +508,10 @@ class BridgeState(State):
                 score = -score
             # ``score`` is North-South's; the side with a positive score is credited with it
             self.totals[0 if score > 0 else 1] += abs(score)
+        imps = None
+        if self.replay and self.played % 2:  # the Closed room: the board's IMPs (Law 78B)
+            imps = scoring.imps(self.records[-1]["score"] + score)
+            self.imps[0 if imps > 0 else 1] += abs(imps)
         record = {
             "board": self.board, "dealer": self.dealer, "vulnerability": self.vulnerability,
             "calls": self.call_names, "contract": self.contract(),
@@ -481,12 +521,17 @@ class BridgeState(State):
         }
         if self.rubber is not None:
             record["rubber"] = rubber_score
+        if self.replay:
+            record["room"] = "Closed" if self.played % 2 else "Open"
+            record["imps"] = imps  # N-S's, on the Closed room's record; None on the Open one's
         happening = {"type": "board_over", **{k: v for k, v in record.items() if k != "play"},
                      "totals": list(self.totals)}
+        if self.replay:
+            happening["imps_total"] = list(self.imps)
         record["hands"] = [mask_to_names(h) for h in self.dealt]
         self.records.append(record)
         # a new list, never changed: views hand out the old one
-        self.results = self.results + [{k: record[k] for k in ("board", "contract", "declarer", "result", "score")}]
+        self.results = self.results + [{k: record[k] for k in _RESULT_KEYS if k in record}]
         self.played += 1
         if self.played < self.boards and not (self.rubber is not None and self.rubber.finished):
             self._start_board()
@@ -495,6 +540,8 @@ class BridgeState(State):
         if self.rubber is not None:
             over["unfinished_rubber_bonus"] = self.rubber.finish()  # [0, 0] if it was won
             self.totals = self.rubber.totals()
+        if self.replay:
+            over["imps"] = list(self.imps)
         over["totals"], over["winner"] = list(self.totals), self._winner()
         self.phase = _OVER
         self.player = -1
@@ -534,7 +581,7 @@ class BridgeState(State):
         return f"{contract}{SEAT_LETTERS[self.declarer]}{'=' if made == 0 else f'{made:+d}'}"
 
     def _winner(self) -> int | None:
-        a, b = self.totals
+        a, b = self.imps if self.replay else self.totals
         return None if a == b else (0 if a > b else 1)
 
     # --- State API --------------------------------------------------------------------------
@@ -640,7 +687,9 @@ class BridgeState(State):
         ``{"first", "cards"}``), tricks_won [N-S, E-W], hand_sizes, dummy_hand (names or
         None), results (finished boards: ``board, contract, declarer, result, score``),
         totals [N-S, E-W], scoring ("duplicate"/"rubber"), rubber (the score sheet,
-        ``above, below, part, games`` each [N-S, E-W], or None), terminal``.
+        ``above, below, part, games`` each [N-S, E-W], or None), replay (instant replay),
+        room ("Open"/"Closed" of the board in play or last played, None without replay),
+        imps (IMPs so far [N-S, E-W], None without replay), terminal``.
 
         Each call returns a new dict and new lists at its top level, but the dicts of
         finished tricks inside ``tricks`` are shared with other views and the board records:
@@ -668,6 +717,9 @@ class BridgeState(State):
             "totals": list(self.totals),
             "scoring": "duplicate" if self.rubber is None else "rubber",
             "rubber": None if self.rubber is None else self.rubber.sheet(),
+            "replay": self.replay,
+            "room": ("Closed" if self.played % 2 else "Open") if self.replay else None,
+            "imps": list(self.imps) if self.replay else None,
             "terminal": self.phase == _OVER,
         }
 
@@ -707,17 +759,19 @@ class BridgeState(State):
 
     def result(self) -> dict:
         """``scores``: each seat's side total (duplicate: the points of the boards its side
-        scored; rubber: above plus below the line, bonuses included); ``winner``: 0
+        scored; with instant replay its IMPs; rubber: above plus below the line, bonuses
+        included); ``winner``: 0
         (North-South) or 1 (East-West) for the side with more points, None on equal totals;
         also ``winners`` (both seats), ``totals`` [N-S, E-W] and ``boards`` (each finished
         board's ``board, contract, declarer, result, score``, the score North-South's)."""
-        a, b = self.totals
+        a, b = self.imps if self.replay else self.totals
         winner = self._winner()
         return {
             "scores": [a, b, a, b],
             "winner": winner,
             "winners": [] if winner is None else [winner, winner + 2],
-            "totals": [a, b],
+            "totals": list(self.totals),
+            "imps": list(self.imps) if self.replay else None,
             "boards": [dict(r) for r in self.results],
         }
 
@@ -745,6 +799,7 @@ class BridgeState(State):
         other.tricks_won = list(self.tricks_won)
         other.records = list(self.records)
         other.totals = list(self.totals)
+        other.imps = list(self.imps)
         other.rubber = None if self.rubber is None else self.rubber.copy()
         return other
 
