@@ -267,7 +267,7 @@ def test_lobby_says_what_the_site_is_and_where_bots_connect_from_the_settings_in
     settings.ARENA = {**settings.ARENA, "LIARS_DICE_HOST": "0.0.0.0", "LIARS_DICE_PORT": 6001,
                       "BLOKUS_HOST": "192.0.2.7", "BLOKUS_PORT": 13051}
     page = " ".join(re.sub(r"<[^>]+>", "", client.get("/", HTTP_HOST="arena.example.org:8080").content.decode()).split())
-    assert ("people and game bots play Liar&#x27;s Dice, Jass (Schieber), Blokus and Hanabi at the same tables"
+    assert ("people and game bots play Liar&#x27;s Dice, Jass (Schieber), Blokus, Hanabi and Contract bridge at the same tables"
             in page)
     # Every interface: the name the visitor used, without the web port; a bound address: that one.
     assert "Liar&#x27;s Dice: TCP arena.example.org:6001" in page
@@ -284,8 +284,8 @@ def test_history_says_which_filters_it_cannot_apply_as_the_api_does(client):
     page = client.get("/history/").content.decode()
     assert "(1 match)" in page and "filter-problems" not in page
     for params, message, api_message in (
-            ({"game": "chess"}, "Game must be one of liars_dice, jass, blokus, hanabi, got &#x27;chess&#x27;; this filter is left out.",
-             "game must be one of liars_dice, jass, blokus, hanabi, got 'chess'"),
+            ({"game": "chess"}, "Game must be one of liars_dice, jass, blokus, hanabi, bridge, got &#x27;chess&#x27;; this filter is left out.",
+             "game must be one of liars_dice, jass, blokus, hanabi, bridge, got 'chess'"),
             ({"date_to": "31.01.2026"}, "To must be a date like 2026-01-31, got &#x27;31.01.2026&#x27;; this filter is left out.",
              "date_to must be a date like 2026-01-31, got '31.01.2026'"),
             ({"date_from": "2026-03-05", "date_to": "2026-03-01"},

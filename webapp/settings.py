@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "games.jass",
     "games.blokus",
     "games.hanabi",
+    "games.bridge",
     # django-ninja (the JSON API): its templates and the Swagger UI files it ships, served from
     # our /static/ (without it in INSTALLED_APPS the docs page would load them from a CDN).
     "ninja",
@@ -243,6 +244,20 @@ ARENA = {
     "AUTO_TABLE_PACE": env_float("ARENA_AUTO_TABLE_PACE", 0.0),
     # Built-in bots wait this long before answering when a person is seated (seconds).
     "BUILTIN_DELAY": env_float("ARENA_BUILTIN_DELAY", 0.8),
+    # Contract bridge: two bot doors (docs/bridge-protocol.md, the seed's text protocol in our
+    # syntax; the Blue Chip Bridge table manager protocol that robots speak), the time a bot
+    # has per call or card (then it passes, or plays its lowest legal card), and the
+    # automatic table's configuration: boards, and instant replay (each board twice, the
+    # hands turned one seat, scored in IMPs: the duplicate robots play at one table).
+    "BRIDGE_HOST": os.environ.get("BRIDGE_HOST", os.environ.get("ARENA_HOST", "127.0.0.1")),
+    "BRIDGE_PORT": env_int("BRIDGE_PORT", 5534),
+    "BRIDGE_TABLE_MANAGER_PORT": env_int("BRIDGE_TABLE_MANAGER_PORT", 2000),
+    "BRIDGE_BOT_DEADLINE": env_float("BRIDGE_BOT_DEADLINE", 30.0),
+    # Seconds the table manager pauses before each line to a protocol-18 robot (older robots
+    # lose lines that come too fast; the usual table managers pause 300 ms; none for 19).
+    "BRIDGE_TABLE_MANAGER_PAUSE": env_float("BRIDGE_TABLE_MANAGER_PAUSE", 0.3),
+    "BRIDGE_AUTO_BOARDS": env_int("BRIDGE_AUTO_BOARDS", 4),
+    "BRIDGE_AUTO_REPLAY": env_int("BRIDGE_AUTO_REPLAY", 1) == 1,
     # Blokus: how long a person has to place a piece or skip (seconds).
     "BLOKUS_HUMAN_DEADLINE": env_float("BLOKUS_HUMAN_DEADLINE", 90.0),
     # Jass: how long a bot service may take to answer one request (seconds).

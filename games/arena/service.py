@@ -224,7 +224,8 @@ class Arena:
         return len(self._seat_queue)
 
     async def seat_bot(self, game: str, endpoint: SeatEndpoint, config: dict | None = None,
-                       auto: bool = True, start: bool = True, unique_name: bool = False) -> int | None:
+                       auto: bool = True, start: bool = True, unique_name: bool = False,
+                       index: int | None = None, new_table: bool = False) -> int | None:
         """Seat a bot that connected on ``game``'s port: the oldest open bot seat at a table
         whose configuration has ``config``'s values (e.g. ``{"variant": "2027"}``), else (with
         ``auto``) an automatic table with the server's default configuration updated with
@@ -235,9 +236,13 @@ class Arena:
         :class:`NameTaken` (the seat given back) when another player at the table the bot
         would join has its name.  Without ``start`` the table is not started here even if
         this seat filled it: the caller greets its bot first, then calls
-        :meth:`table_changed`."""
+        :meth:`table_changed`.  With ``index``, only that seat of a table (bridge's "as
+        North"); with ``new_table``, at a new table of bot seats made for it (not automatic:
+        it stays in the lobby when the bot leaves, as one made on the form), whatever seats
+        are open elsewhere (bridge's ``JOIN-M NEW``)."""
         spec = registry.get(game)
-        seat = await self._queued(endpoint, lambda: self._claim(game, spec, endpoint, config, auto, unique_name))
+        seat = await self._queued(endpoint, lambda: self._claim(game, spec, endpoint, config, auto, unique_name,
+                                                                index, new_table))
         if seat is None:
             return None
         if seat.pk in self.waiting:
@@ -251,11 +256,14 @@ class Arena:
         await self._table_changed(match_id)
 
     async def _claim(self, game: str, spec, endpoint: SeatEndpoint, config: dict | None, auto: bool = True,
-                     unique_name: bool = False):
+                     unique_name: bool = False, index: int | None = None, new_table: bool = False):
         """Claim the seat (see :meth:`seat_bot`); the seat, in :attr:`waiting` unless the bot
         hung up meanwhile (then freed again).  In the seating worker, so two bots of one name
         cannot both pass the ``unique_name`` test."""
-        seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config, bot_id=endpoint.bot_id)
+        seat = None
+        if not new_table:
+            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config,
+                                                              bot_id=endpoint.bot_id, index=index)
         if seat is None and not auto:
             raise LookupError(f"no {spec.title} table has an open bot seat")
         if seat is not None and unique_name and await sync_to_async(tables.name_taken)(
@@ -267,25 +275,28 @@ class Arena:
             choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto))
             # Never the "every hand" view: nobody asked for it, and the bots seated here
             # could watch their own match.
-            await sync_to_async(tables.create_table)(game, auto, choices, None, auto=True, pace_s=auto_pace())
-            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config,
-                                                              bot_id=endpoint.bot_id)
+            match = await sync_to_async(tables.create_table)(game, auto, choices, None, auto=not new_table,
+                                                             pace_s=auto_pace())
+            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config, match.pk,
+                                                              bot_id=endpoint.bot_id, index=index)
         if endpoint.gone:  # hung up while we looked for a seat
             await sync_to_async(tables.free_bot_seat)(seat.pk)
         else:
             self.waiting[seat.pk] = endpoint
         return seat
 
-    async def seat_bot_in(self, game: str, match_id: int, endpoint: SeatEndpoint) -> int | None:
+    async def seat_bot_in(self, game: str, match_id: int, endpoint: SeatEndpoint,
+                          index: int | None = None) -> int | None:
         """Seat a bot at an open bot seat of table ``match_id`` (a protocol's "join this
-        room").  Returns the seat id (None if the bot hung up before its turn came); raises
-        ``LookupError`` with a message if there is none, :class:`SeatingBusy` when too many
-        bots wait to be seated."""
+        room"), with ``index`` only at that seat.  Returns the seat id (None if the bot hung
+        up before its turn came); raises ``LookupError`` with a message if there is none,
+        :class:`SeatingBusy` when too many bots wait to be seated."""
         async def claim():
             seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, None, match_id,
-                                                              bot_id=endpoint.bot_id)
+                                                              bot_id=endpoint.bot_id, index=index)
             if seat is None:
-                raise LookupError(f"room {match_id} has no open seat for a bot")
+                raise LookupError(f"room {match_id} has no open seat for a bot"
+                                  + ("" if index is None else " at that position"))
             if endpoint.gone:
                 await sync_to_async(tables.free_bot_seat)(seat.pk)
             else:

@@ -262,14 +262,15 @@ def seat_of(match_id: int, sitter: Sitter | None) -> Seat | None:
 
 
 def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: int | None = None,
-                   bot_id: int | None = None) -> Seat | None:
+                   bot_id: int | None = None, index: int | None = None) -> Seat | None:
     """Take a bot seat at an open table of ``game`` for a bot that connected under ``name``:
     for a verified bot (``bot_id``, a :class:`RegisteredBot` whose key it presented) first a
     seat its owner held for it, else the oldest open bot seat (automatic tables last), for an
     unverified one not at a table for verified bots only (copies of one bot may play each
     other, as registered HTTP bots always could); only at tables whose configuration has
     ``config``'s keys and values (e.g. a protocol's game variant) and, with ``match_id``, only
-    at that table.
+    at that table; with ``index``, only that seat of a table (a protocol whose bot asks for
+    a position: bridge's North).
 
     Returns the seat taken (its ``pk``, ``index``, ``match_id`` and what was written; not
     re-read) or None.  In plain SQL (:class:`_SeatSql`): every bot that connects costs this
@@ -277,10 +278,10 @@ def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: i
     call against 0.1 ms; ``benchmarks/blokus_tcp_games.py --setup-only``)."""
     sql = _SeatSql.get()
     if bot_id is not None:
-        seat = sql.claim(game, name, config, match_id, bot_id, held=True)
+        seat = sql.claim(game, name, config, match_id, bot_id, held=True, index=index)
         if seat is not None:
             return seat
-    return sql.claim(game, name, config, match_id, bot_id, held=False)
+    return sql.claim(game, name, config, match_id, bot_id, held=False, index=index)
 
 
 class _SeatSql:
@@ -315,18 +316,20 @@ class _SeatSql:
         return ['$."' + key.replace('"', '') + '"', value]
 
     def claim(self, game: str, name: str, config: dict | None, match_id: int | None, bot_id: int | None,
-              held: bool) -> Seat | None:
+              held: bool, index: int | None = None) -> Seat | None:
         """Candidates (at most 20, oldest first), then a conditional UPDATE of each until one
         is taken (a racing claimant's seat is skipped)."""
         c, m = self.col, self.mcol
         keys = tuple(config or ())
-        shape = (keys, match_id is not None, held, bot_id is None)
+        shape = (keys, match_id is not None, held, bot_id is None, index is not None)
         select = self._claims.get(shape)
         if select is None:
             where = [f"m.{m['game']} = %s", f"m.{m['status']} = %s", f"s.{c['kind']} = %s", f"s.{c['occupied']} = %s"]
             where += [self._config_test()] * len(keys)
             if match_id is not None:
                 where.append(f"s.{c['match']} = %s")
+            if index is not None:
+                where.append(f"s.{c['index']} = %s")
             if held:
                 where += [f"s.{c['registered_bot']} = %s", f"s.{c['reserved']} = %s"]
             else:
@@ -343,6 +346,8 @@ class _SeatSql:
             params += self._config_params(key, config[key])
         if match_id is not None:
             params.append(match_id)
+        if index is not None:
+            params.append(index)
         if held:
             params += [bot_id, True]
         elif bot_id is None:

@@ -231,9 +231,9 @@ def normalize_config(config: Mapping | None) -> dict:
         raise ValueError(f"dealer must be a seat 0-3, got {dealer!r}")
     out["dealer"] = dealer
     replay = merged.get("replay", False)
-    if not isinstance(replay, bool) or replay and out["scoring"] != "duplicate":
-        raise ValueError("replay must be true or false, and only with duplicate scoring")
-    out["replay"] = replay
+    if replay not in (0, 1) or replay and out["scoring"] != "duplicate":  # True and False included
+        raise ValueError("replay (a team match) must be on or off, and on only with duplicate scoring")
+    out["replay"] = bool(replay)
     for key, high in (("board", 100_000), ("boards", MAX_BOARDS)):
         value = merged[key]
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
