@@ -101,6 +101,9 @@ class ArenaProcess:
     env: dict = field(default_factory=dict)
     blokus_port: int = 0
     hanabi_port: int = 0
+    #: Contract bridge's two doors: the text protocol and the Blue Chip table manager.
+    bridge_port: int = 0
+    table_manager_port: int = 0
 
     @property
     def url(self) -> str:
@@ -162,17 +165,20 @@ def _start_once(role, env, data_dir, http_port, liars_dice_port, blokus_port, ha
     liars_dice_port = liars_dice_port or free_port()
     blokus_port = blokus_port or free_port()
     hanabi_port = hanabi_port or free_port()
+    bridge_port, table_manager_port = free_port(), free_port()
     full_env = dict(os.environ)
     full_env.update({"ARENA_DATA_DIR": str(data_dir), "ARENA_HTTP_PORT": str(http_port),
                      "LIARS_DICE_PORT": str(liars_dice_port), "BLOKUS_PORT": str(blokus_port),
-                     "HANABI_PORT": str(hanabi_port),
+                     "HANABI_PORT": str(hanabi_port), "BRIDGE_PORT": str(bridge_port),
+                     "BRIDGE_TABLE_MANAGER_PORT": str(table_manager_port), "BRIDGE_TABLE_MANAGER_PAUSE": "0",
                      "PYTHONUNBUFFERED": "1"})
     full_env.pop("DJANGO_SETTINGS_MODULE", None)
     full_env.update(env or {})
     log_path = data_dir / f"serve-{role}-{http_port}.log"
     proc = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "serve", "--role", role],
                             cwd=ROOT, env=full_env, stdout=open(log_path, "wb"), stderr=subprocess.STDOUT)
-    arena = ArenaProcess(proc, http_port, liars_dice_port, data_dir, log_path, full_env, blokus_port, hanabi_port)
+    arena = ArenaProcess(proc, http_port, liars_dice_port, data_dir, log_path, full_env, blokus_port, hanabi_port,
+                         int(full_env["BRIDGE_PORT"]), int(full_env["BRIDGE_TABLE_MANAGER_PORT"]))
     try:
         if role in ("all", "web"):
             wait_for_port(http_port, proc=proc)
