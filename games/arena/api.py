@@ -236,7 +236,7 @@ class MatchDetail(MatchSummary):
                                                    "null while the match runs.")
     events_next: str | None = Field(None, description="Absolute URL of the next page of events, null on the last; "
                                                       "absent while the match runs.", json_schema_extra=_no_default)
-    analysis: Absent(list[AnalysisPart]) = Field(None, description="A finished match's analysis, one part each "
+    analysis: list[AnalysisPart] | None = Field(None, description="A finished match's analysis, one part each "
                                                                   "(bridge: each board's double-dummy table and par); "
                                                                   "absent for games without one.",
                                                  json_schema_extra=_no_default)
