@@ -152,7 +152,7 @@ def admit_and_import(request, spec) -> tuple[int, Match | None]:
         text = decoded(upload.read(), spec.import_encodings)
         if text is None:
             views.creation_failed(request)
-            messages.error(request, f"The file is not text in {' or '.join(e.upper() for e in spec.import_encodings)}.")
+            messages.error(request, f"The file is not {' or '.join(e.upper() for e in spec.import_encodings)} text.")
             return 200, None
         try:
             parsed = spec.import_match(text)
