@@ -288,7 +288,7 @@ def listed(data, keys, count=None, page=1, pages=1) -> dict:
 
 
 PAGE_ERROR = "page must be a whole number from 1 to 1000000000, got "
-GAME_ERROR = "game must be one of liars_dice, jass, blokus, hanabi, got "
+GAME_ERROR = "game must be one of liars_dice, jass, blokus, hanabi, bridge, got "
 DATE_ERROR = " must be a date like 2026-01-31, got "
 
 LISTINGS = [  # (params, status, expected: a listing (keys, count, page, pages) or an error message)
@@ -592,7 +592,7 @@ def test_the_openapi_document_describes_every_endpoint_and_its_answers(client, d
     assert len(set(operation_ids)) == len(PARAMETERS)
     assert doc["components"]["securitySchemes"]["Asker"] == {"type": "http", "scheme": "bearer"}
     params = {p["name"]: p["schema"] for p in doc["paths"]["/api/matches/"]["get"]["parameters"]}
-    assert params["game"]["enum"] == ["liars_dice", "jass", "blokus", "hanabi"]
+    assert params["game"]["enum"] == ["liars_dice", "jass", "blokus", "hanabi", "bridge"]
     assert params["status"]["enum"] == ["finished", "aborted"]
     assert params["page"] | {"type": "integer", "minimum": 1, "maximum": 10**9} == params["page"]
     assert params["date_from"]["format"] == "date"

@@ -105,7 +105,7 @@ def test_lobby_history_and_error_pages_read_well_on_desktop_and_phone(arena, bro
         page.goto(arena.url + "/history/?game=chess&player=ann&date_from=2026-03-05&date_to=2026-03-01&page=7")
         problems = page.locator(".filter-problems li")
         expect(problems).to_have_text([
-            "Game must be one of liars_dice, jass, blokus, hanabi, got 'chess'; this filter is left out.",
+            "Game must be one of liars_dice, jass, blokus, hanabi, bridge, got 'chess'; this filter is left out.",
             "From (2026-03-05) is after To (2026-03-01): no match finished between them.",
             "Page 7 does not exist: there is 1 page; showing page 1.",
         ])

@@ -126,7 +126,7 @@ async def test_a_runner_that_fails_at_its_end_leaves_the_match_aborted_even_if_t
     refusals = []
     abort = tables.abort
 
-    def finish_fails(match_id, result):
+    def finish_fails(match_id, result, analysis_subjects=()):
         raise RuntimeError("database gone")
 
     def abort_fails_once(match_id, reason):

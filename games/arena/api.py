@@ -60,7 +60,7 @@ from ninja.openapi.docs import DocsBase, Swagger
 from ninja.security import HttpBearer
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from games.arena import api_tokens, leaderboard, registry, replay
+from games.arena import analyses, api_tokens, leaderboard, registry, replay
 from games.arena.models import Event as EventRow
 from games.arena.models import Match, Rating, RegisteredBot, Seat as SeatRow
 from games.arena.queries import (DONE, MAX_PAGE, PAGE_SIZE, FilterError, check_filters, finished_matches, page_number,
@@ -212,6 +212,17 @@ def Absent(kind: type):  # noqa: N802 (a type)
     return Annotated[kind | None, WithJsonSchema({str: {"type": "string"}, int: {"type": "integer"}}[kind])]
 
 
+class AnalysisPart(Out):
+    """One part of a finished match's analysis (games/arena/analyses.py)."""
+    part: int = Field(description="Its place in the match, from 0 (bridge: the board's place in result.boards).")
+    subject: Any = Field(description="What is analysed (bridge: the board as played: board, room, dealer, "
+                                     "vulnerability, hands N E S W, contract, declarer, result, score).")
+    result: dict[str, Any] | None = Field(description="The analysis, null while pending or once failed (bridge: "
+                                                      "tricks[declarer N E S W][strain C D H S NT], par "
+                                                      "{score (North-South's), contracts}, solver).")
+    failed: bool = Field(description="True when the analysis was given up.")
+
+
 class MatchDetail(MatchSummary):
     """A match with, once it is over, its seed and a page of its event log.  While it runs,
     seed, steps, replay and events_next are absent and events is null (they would give away
@@ -225,6 +236,10 @@ class MatchDetail(MatchSummary):
                                                    "null while the match runs.")
     events_next: str | None = Field(None, description="Absolute URL of the next page of events, null on the last; "
                                                       "absent while the match runs.", json_schema_extra=_no_default)
+    analysis: list[AnalysisPart] | None = Field(None, description="A finished match's analysis, one part each "
+                                                                  "(bridge: each board's double-dummy table and par); "
+                                                                  "absent for games without one.",
+                                                 json_schema_extra=_no_default)
 
 
 class Answer(Out):
@@ -446,6 +461,8 @@ def match_detail(request, match_id: int = Path(..., description="The match's id.
         data["events_next"] = (request.build_absolute_uri(
             f"{reverse('api:match', args=[match.pk])}?after={events[limit - 1]['seq']}&limit={limit}")
             if more else None)
+        if registry.get(match.game).analysis_label and match.status == Match.Status.FINISHED:
+            data["analysis"] = analyses.of_match(match.pk)
     else:
         data["events"] = None
     return data

@@ -11,8 +11,8 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
-from games.arena import registry, replay, views
-from games.arena.models import Event, Match, Seat, Snapshot
+from games.arena import analyses, registry, replay, views
+from games.arena.models import Analysis, Event, Match, Seat, Snapshot
 from games.arena.queries import DONE, detail_seats
 from games.arena.throttle import Throttle
 
@@ -42,7 +42,8 @@ def export(request, match_id: int, fmt: str):
 
 def external_replay(request, match_id: int):
     """Redirect to the finished match's replay on another site (``GameSpec.external_replay_url``,
-    e.g. hanab.live), built from the event log when asked for, not with every page view."""
+    e.g. hanab.live; a part of it with the game's query parameters, bridge's ``?board=N``),
+    built from the event log when asked for, not with every page view."""
     match = Match.objects.prefetch_related("seats").filter(pk=match_id).first()
     if match is None or match.status not in DONE:
         raise Http404("only finished matches can be opened elsewhere")
@@ -50,7 +51,11 @@ def external_replay(request, match_id: int):
     if not spec.external_replay_label:
         raise Http404("this game is not replayed on another site")
     state = replay.final_state(match)
-    return redirect(spec.external_replay_url(match, state, [s.display_name for s in match.seats.all()]))
+    try:
+        url = spec.external_replay_url(match, state, [s.display_name for s in match.seats.all()], request.GET)
+    except ValueError as exc:
+        raise Http404(str(exc))
+    return redirect(url)
 
 
 class InFlight:
@@ -144,12 +149,13 @@ def admit_and_import(request, spec) -> tuple[int, Match | None]:
         messages.error(request, "The server is busy reading other files: try again in a moment.")
         return 503, None
     try:
-        try:
-            parsed = spec.import_match(upload.read().decode("utf-8"))
-        except UnicodeDecodeError:
+        text = decoded(upload.read(), spec.import_encodings)
+        if text is None:
             views.creation_failed(request)
-            messages.error(request, "The file is not UTF-8 text.")
+            messages.error(request, f"The file is not {' or '.join(e.upper() for e in spec.import_encodings)} text.")
             return 200, None
+        try:
+            parsed = spec.import_match(text)
         except ValueError as exc:
             views.creation_failed(request)
             messages.error(request, f"Could not read the log: {exc}")
@@ -158,6 +164,17 @@ def admit_and_import(request, spec) -> tuple[int, Match | None]:
                                    user_id=request.user.pk if user is not None else None)
     finally:
         READING.leave()
+
+
+def decoded(data: bytes, encodings) -> str | None:
+    """``data`` as text in the first of ``encodings`` that decodes it (a UTF-8 byte-order
+    mark dropped), or None."""
+    for encoding in encodings:
+        try:
+            return data.decode("utf-8-sig" if encoding == "utf-8" else encoding)
+        except UnicodeDecodeError:
+            continue
+    return None
 
 
 def store_imported(game: str, parsed: dict, *, creator_key: str = "", user_id: int | None = None) -> Match:
@@ -191,4 +208,6 @@ def store_imported(game: str, parsed: dict, *, creator_key: str = "", user_id: i
             Event(match=match, seq=n, step=n, seat=seat, action=action, reason="imported")
             for n, (seat, action) in enumerate(parsed["steps"], 1)])
         Snapshot.objects.bulk_create(replay.snapshot_rows(match.pk, snapshots))
+        if spec.analysis_label and state.is_terminal():  # the arena analyses it (analyses.py)
+            Analysis.objects.bulk_create(analyses.pending_rows(match.pk, spec.analysis_subjects(state)))
     return match

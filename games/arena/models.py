@@ -275,3 +275,28 @@ class NameKey(models.Model):
 
     def __str__(self):
         return f"{self.scope} name key of {self.user or self.bot}"
+
+
+class Analysis(models.Model):
+    """One part of a finished match's analysis (games/arena/analyses.py; a bridge board's
+    double-dummy table and par), computed by the arena after the match and kept here.
+
+    ``part`` is the part's place in the match (from 0; a bridge board's place in
+    ``result["boards"]``); ``subject`` is what the game analyses (JSON, from
+    ``GameSpec.analysis_subjects``), stored with the match's end so that the work survives a
+    restart; ``result`` is the game's answer, None while pending; ``tries`` counts failed
+    attempts and ``error`` says the last one's cause (after ``analyses.MAX_TRIES`` the part is
+    given up and stays without a result)."""
+
+    match = models.ForeignKey(Match, related_name="analyses", on_delete=models.CASCADE)
+    part = models.PositiveIntegerField()
+    subject = models.JSONField()
+    result = models.JSONField(null=True, blank=True)
+    tries = models.PositiveSmallIntegerField(default=0)
+    error = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["match", "part"]
+        constraints = [models.UniqueConstraint(fields=["match", "part"], name="unique_analysis_part")]
+        # the arena's queue: pending parts, oldest first (a partial index stays as small as the queue)
+        indexes = [models.Index(fields=["id"], name="analysis_pending", condition=models.Q(result__isnull=True))]

@@ -15,8 +15,10 @@ The arena core is game-agnostic: everything it needs to know about a game is in 
    per move (``bot_deadline_setting``, :meth:`GameSpec.bot_deadline`) and the hooks it calls for:
    ``start_listener``, ``listener_settings_problem``, ``bot_socket_address``;
    ``http_bot_endpoint``, ``http_bot_probe``; the lobby's ``protocol_note``.
-4. **Files**: ``exports`` and ``export``; ``import_formats``, ``import_accept`` and
-   ``import_match``; ``external_replay_label`` and ``external_replay_url``.
+4. **Files and analysis**: ``exports`` and ``export``; ``import_formats``, ``import_encodings``,
+   ``import_accept`` and ``import_match``; ``external_replay_label`` and ``external_replay_url``;
+   ``analysis_label``, ``analysis_template``, ``analysis_subjects`` and ``analyse`` (what the
+   arena computes after a match: games/arena/analyses.py).
 5. **Presentation**: ``seats_note``, ``seat_label``, ``seat_tag``, ``teams``,
    ``describe_config`` (:meth:`GameSpec.config_summary`), ``pause_after``.
 
@@ -32,6 +34,8 @@ attributes, and the arena reads those, never whether a method is there:
 - ``import_formats``: empty: the game reads no log files (``import_match`` is not called);
 - ``exports``: empty: no downloads (``export`` is not called);
 - ``external_replay_label``: "": no other site replays it (``external_replay_url`` is not called);
+- ``analysis_label``: "": nothing is analysed after a match (``analysis_subjects`` and
+  ``analyse`` are not called);
 - ``standin``, ``strongest_bot``: None: no such bot.
 
 The base's methods behind a capability a game lacks raise ``NotImplementedError``.  Hooks whose
@@ -53,6 +57,11 @@ from django.conf import settings
 
 from games.base import Action, State
 from games.arena.seats import Answer
+
+class AnalysisBusy(RuntimeError):
+    """Raised by :meth:`GameSpec.analyse` when it cannot take the work now (its workers' queue
+    is full): the part stays pending and the arena tries again later, not counting a try."""
+
 
 #: The values of :attr:`GameSpec.bot_access`.
 BOT_ACCESS = (None, "tcp", "websocket", "http")
@@ -258,6 +267,9 @@ class GameSpec:
     #: One plain-text line per log format the import page accepts; empty: the game imports
     #: nothing (:meth:`import_match` is not called).
     import_formats: tuple[str, ...] = ()
+    #: The text encodings an uploaded file is read in, tried in order (a file none of them
+    #: decodes is refused); PBN's standard set is ISO 8859-1, which decodes any bytes.
+    import_encodings: tuple[str, ...] = ("utf-8",)
     #: The import page's file input's ``accept``.
     import_accept: str = ""
     #: The match page's link to a finished match opened on another site (Hanabi: "Open in
@@ -279,9 +291,31 @@ class GameSpec:
         :attr:`import_formats` is not empty."""
         raise NotImplementedError
 
-    def external_replay_url(self, match, state: State, names: list[str]) -> str:
-        """The address of the finished ``match`` on the other site.  Called only when
-        :attr:`external_replay_label` is not empty."""
+    def external_replay_url(self, match, state: State, names: list[str], params: Mapping) -> str:
+        """The address of the finished ``match`` on the other site (the request's query
+        ``params`` may choose a part of it, e.g. bridge's ``?board=N``).  Called only when
+        :attr:`external_replay_label` is not empty.  Raises ``ValueError`` for parameters that
+        name nothing."""
+        raise NotImplementedError
+
+    #: What the arena computes for a finished match, as the match page heads it (bridge:
+    #: "Double-dummy analysis"); "": nothing (games/arena/analyses.py).
+    analysis_label: str = ""
+    #: The template the match page includes to draw the analysis; it gets ``analysis``, a list
+    #: of ``{"part", "subject", "result" (None while pending), "failed"}`` in part order.
+    analysis_template: str = ""
+
+    def analysis_subjects(self, state: State) -> list:
+        """What to analyse in a finished match (its final ``state``): one JSON-able subject
+        per part (bridge: each board as played), stored with the match's end so the work
+        survives a restart.  Called only when :attr:`analysis_label` is not empty."""
+        raise NotImplementedError
+
+    async def analyse(self, subject) -> dict:
+        """The analysis of one subject, JSON-able.  Awaited on the arena's event loop, so the
+        work itself must run elsewhere (a process pool) and never stall the loop.  Raises
+        :class:`AnalysisBusy` to be asked again later; any other exception is a failed try
+        (games/arena/analyses.py).  Called only when :attr:`analysis_label` is not empty."""
         raise NotImplementedError
 
     # ---- Presentation: labels, tags, teams -----------------------------------------------

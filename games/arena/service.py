@@ -16,6 +16,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from games.arena import bot_keys, http_bots, registry, replay, tables
+from games.arena.analyses import Analyst
 from games.arena.bot_sockets import SocketGames
 from games.arena.eventlog import EventWriter
 from games.arena.names import claimed_bot_name
@@ -118,6 +119,8 @@ class Arena:
         #: start: a transport that tells its bots who joined (Hanabi's CONNECTION_RESPONSE)
         #: hears of people who took a seat through the web.
         self.table_hooks: list = []
+        #: Analyses of finished matches (games/arena/analyses.py), one part at a time.
+        self.analyst = Analyst()
 
     # --- life cycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -141,6 +144,7 @@ class Arena:
         await self.layer.group_add(CONTROL_GROUP, self.channel)
         self._background.append(loop.create_task(self._control_loop(), name="arena-control"))
         self._background.append(loop.create_task(self._sweep_loop(), name="arena-sweep"))
+        self.analyst.start()  # parts a previous process left pending first
         if self.listen:
             for spec in registry.all_games():
                 if spec.listens:
@@ -175,6 +179,7 @@ class Arena:
             log.exception("could not free the waiting bots' seats")
         for task in self._background:
             task.cancel()
+        await self.analyst.stop()
         await self.writer.close()
         await http_bots.close_client()
         log.info("arena stopped; %d running match(es) marked aborted", len(tasks))
@@ -657,7 +662,11 @@ class Arena:
                 log.info("match %d %s", mid, runner.cut_short)
             else:
                 ending = over_message(Match.Status.FINISHED, None)
-                await sync_to_async(tables.finish)(mid, result)
+                spec = runner.spec
+                subjects = spec.analysis_subjects(runner.state) if spec.analysis_label else []
+                await sync_to_async(tables.finish)(mid, result, subjects)
+                if subjects:
+                    self.analyst.wake()
                 log.info("match %d finished: %s", mid, result)
         except asyncio.CancelledError:
             reason = runner.stop_reason or "the server stopped during the match"

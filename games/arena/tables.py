@@ -20,8 +20,8 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from games.arena import ratings, registry
-from games.arena.models import Match, RegisteredBot, Seat
+from games.arena import analyses, ratings, registry
+from games.arena.models import Analysis, Match, RegisteredBot, Seat
 from games.names import MAX_NAME, clean_name  # noqa: F401  (the arena's callers read them here)
 
 #: Seat choices on the create-table form.
@@ -522,13 +522,15 @@ def _table(match_id: int, with_bots: bool = False) -> tuple[Match | None, list[S
     return match, seats
 
 
-def finish(match_id: int, result: dict) -> None:
+def finish(match_id: int, result: dict, analysis_subjects: list = ()) -> None:
     """Record a finished match: status, result, each seat's final score and, in the same
-    transaction, its ratings (:func:`games.arena.ratings.rate_match`)."""
+    transaction, its ratings (:func:`games.arena.ratings.rate_match`) and a pending analysis
+    row per subject (``GameSpec.analysis_subjects``; games/arena/analyses.py)."""
     with transaction.atomic():
         Match.objects.filter(pk=match_id).update(status=Match.Status.FINISHED, result=result,
                                                  finished_at=timezone.now())
         _SeatSql.get().final_scores(match_id, result.get("scores", []))
+        Analysis.objects.bulk_create(analyses.pending_rows(match_id, list(analysis_subjects)))
         match, seats = _table(match_id)
         if match is not None:
             ratings.rate_match(match, seats)

@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from games.arena import names, registry, tables, throttle
+from games.arena import analyses, names, registry, tables, throttle
 from games.arena.models import Match, RegisteredBot, Seat
 from games.arena.queries import PAGE_SIZE, FilterError, check_filters, finished_matches, page_number
 from games.arena.runner import table_group
@@ -346,6 +346,7 @@ def match_page(request, match_id: int):
     done = match.status in (Match.Status.FINISHED, Match.Status.ABORTED)
     exports = list(spec.exports.items()) if done else []
     deals = match.result.get("deals") if isinstance(match.result, dict) else None
+    analysis = analyses.of_match(match.pk) if spec.analysis_label and match.status == Match.Status.FINISHED else []
     return render(request, "arena/match.html", {
         "match": match, "spec": spec, "seats": seats, "sitter": sitter, "my_seat": my_seat,
         "seat_labels": labels, "seat_rows": list(zip(seats, labels)),
@@ -359,6 +360,9 @@ def match_page(request, match_id: int):
         "hidden_information": spec.hidden_information,
         "exports": exports,
         "external_replay": spec.external_replay_label if done else "",
+        # Each part's analysis, pending ones included (games/arena/analyses.py).
+        "analysis": analysis,
+        "analysis_pending": sum(part["result"] is None and not part["failed"] for part in analysis),
         # A match of several deals (Jass) also exports one deal at a time (first format, ?deal=N).
         "export_games": list(range(1, deals + 1)) if exports and isinstance(deals, int) and deals > 1 else [],
         "client": {"match": match.pk, "game": match.game, "status": match.status,

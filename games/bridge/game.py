@@ -1,11 +1,13 @@
 """Contract bridge as the arena sees it: the :class:`GameSpec` that plugs it in."""
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 
-from games.arena.registry import ConfigField, GameSpec, register
+from games.arena.registry import AnalysisBusy, ConfigField, GameSpec, register
 from games.arena.seats import Answer
-from games.bridge import protocol, rules
+from games.bridge import analysis, files, protocol, rules
 from games.bridge.bots import BUILTIN_BOTS
 
 #: Most boards a table made on the form plays (a team match plays each twice).
@@ -65,6 +67,81 @@ class BridgeSpec(GameSpec):
 
     # ---- Bot access
     bot_deadline_setting = "BRIDGE_BOT_DEADLINE"
+
+    # ---- Files
+    exports = {"pbn": "PBN (Portable Bridge Notation)", "lin": "LIN (Bridge Base Online)"}
+    import_formats = (
+        "PBN (Portable Bridge Notation): one game per board with its Deal tag, Auction and Play sections;",
+        "LIN (Bridge Base Online): a handviewer board or a file of boards (md|, mb|, pc|).",
+        "Every board must be played to its last card (or passed out): the replay has no claims.",
+    )
+    import_encodings = ("utf-8", files.PBN_ENCODING)  # PBN's standard set is ISO 8859-1
+    import_accept = ".pbn,.lin,.txt,text/plain"
+    #: One board per link: BBO's handviewer shows one deal, and a whole match's LIN (about
+    #: 600 characters a board) would make addresses too long to pass; the match page's header
+    #: opens the first board and its analysis links every board (``?board=N``).
+    external_replay_label = "Open in BBO's handviewer"
+    analysis_label = "Double-dummy analysis"
+    analysis_template = "analysis/bridge.html"
+
+    def export(self, fmt, match, state, names, params, details_for=()) -> tuple[str, str, str]:
+        """Every finished board (of an aborted match, those finished before it stopped) as PBN
+        or LIN (games/bridge/files.py).  Neither format carries forced moves' details, so
+        ``details_for`` has nothing to choose.  Raises ``ValueError`` when no board finished."""
+        records = state.board_records()
+        if not records:
+            raise ValueError("no board was finished")
+        if fmt == "pbn":
+            day = (match.finished_at or match.created_at).date()
+            text = files.export_pbn(records, names, event=f"{self.title} #{match.pk}", site="the arena", day=day)
+            # the response encodes the text in the charset named (export_pbn keeps to it)
+            return f"bridge-match{match.pk}.pbn", f"text/plain; charset={files.PBN_ENCODING}", text
+        return f"bridge-match{match.pk}.lin", "text/plain; charset=utf-8", files.export_lin(records, names)
+
+    def import_match(self, text: str) -> dict:
+        """A PBN or LIN file's boards as a duplicate match (:func:`files.match_import`); seats
+        the file leaves unnamed are named by their place; a PBN Date (``YYYY.MM.DD``) dates it."""
+        boards = files.read_boards(text)
+        parsed = files.match_import(boards)
+        parsed["names"] = [name or rules.SEAT_NAMES[i] for i, name in enumerate(parsed["names"])]
+        try:
+            parsed["date"] = datetime.strptime(boards[0]["date"], "%Y.%m.%d")
+        except ValueError:
+            pass
+        return parsed
+
+    def external_replay_url(self, match, state, names, params) -> str:
+        """BBO's handviewer on one finished board: ``?board=N``, its place in the match from 1
+        (default the first).  Raises ``ValueError`` for a board the match does not have."""
+        records = state.board_records()
+        place = params.get("board", "1")
+        if not (place.isascii() and place.isdigit() and 1 <= int(place[:6]) <= len(records)):
+            raise ValueError(f"this match has boards 1 to {len(records)}")
+        return files.handviewer_url(records[int(place) - 1], names)
+
+    def analysis_subjects(self, state: rules.BridgeState) -> list[dict]:
+        """Each finished board as played: ``board``, ``room`` (a team match's) or None,
+        ``dealer``, ``vulnerability``, ``hands`` (what DDS reads) and ``heading``, the line
+        the match page shows above its table."""
+        subjects = []
+        for record in state.board_records():
+            played = "passed out" if record["result"] == "Pass" else f"{record['result']}, N–S {record['score']:+d}"
+            room = record.get("room")
+            heading = (f"Board {record['board']}{f' ({room} room)' if room else ''} · dealer "
+                       f"{rules.SEAT_NAMES[record['dealer']]} · vulnerable: {record['vulnerability']} · "
+                       f"played: {played}")
+            subjects.append({"board": record["board"], "room": room, "dealer": record["dealer"],
+                             "vulnerability": record["vulnerability"], "hands": record["hands"],
+                             "heading": heading})
+        return subjects
+
+    async def analyse(self, subject: dict) -> dict:
+        """The board's double-dummy table and par (games/bridge/analysis.py), in its worker
+        processes; never endplay in this one."""
+        try:
+            return await analysis.analyse_record(subject)
+        except analysis.AnalysisBusy as exc:
+            raise AnalysisBusy(str(exc)) from None
 
     # ---- Presentation
     seats_note = ("North and South play together against East and West. \"Open\" seats wait for a person who "

@@ -79,7 +79,7 @@ class HanabiSpec(GameSpec):
 
     import_match = staticmethod(hanablive.import_game)
 
-    def external_replay_url(self, match, state, names) -> str:
+    def external_replay_url(self, match, state, names, params) -> str:
         """hanab.live's replay viewer on this game (the compact form of its export)."""
         return hanablive.replay_url(hanablive.export_game(names, state.faces, state.history))
 
