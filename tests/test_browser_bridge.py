@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from games.bridge import rules
+from games.bridge import rules, scoring
 from tests.browser_util import DESKTOP, PHONE, browser, new_page  # noqa: F401  (fixture)
 from tests.serverproc import wait_until
 
@@ -59,6 +59,11 @@ STRONG_SOUTH = [
     ["SA", "SK", "SQ", "SJ", "HA", "HK", "HQ", "DA", "DK", "DQ", "CA", "CK", "CQ"],
     ["S3", "S2", "H4", "H3", "H2", "D5", "D4", "D3", "D2", "C5", "C4", "C3", "C2"],
 ]
+
+
+def shoot(page, name: str) -> None:
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
 def cards_in(locator) -> list[str]:
@@ -132,6 +137,8 @@ def test_the_table_script_draws_views_from_the_rules(browser, tmp_path):  # noqa
             assert sorted(cards_in(dummy.locator("button.jcard:enabled"))) == sorted(legal)
             dummy.locator("button.jcard:enabled").first.click()
             assert page.evaluate("window.__acted") == [cards_in(dummy.locator("button.jcard:enabled"))[0]]
+        if not checked[kind]:
+            shoot(page, f"phone-script-{kind}")
         checked[kind] += 1
         # Dummy lies face up from the opening lead on, at its seat, and no other hand does.
         faces = page.locator("#board .bseat .jcard.face")
@@ -184,11 +191,6 @@ def spectator_frames(page) -> list[dict]:
     return page.frames_seen
 
 
-def shoot(page, name: str) -> None:
-    SHOTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-
-
 def test_a_person_declares_7nt_and_plays_dummy_while_a_guest_watches(arena_factory, browser):  # noqa: F811
     started = time.monotonic()
     arena = arena_factory(env={"ARENA_HUMAN_DEADLINE": "60", "ARENA_BUILTIN_DELAY": "0.05", "ARENA_ROUND_PAUSE": "0.2"})
@@ -228,7 +230,16 @@ def test_a_person_declares_7nt_and_plays_dummy_while_a_guest_watches(arena_facto
     page.locator(".bidding-box .strains button[data-call='7NT']").click()
 
     # --- the play: West leads, dummy goes down, the person plays both hands ------------------
-    expect(page.get_by_test_id("contract")).to_contain_text("7NT", timeout=20_000)
+    # The rule-based bots double a grand slam they cannot beat: then the box offers Pass and
+    # Redouble only, and South redoubles.
+    contract = page.get_by_test_id("contract")
+    expect(contract.or_(page.locator("#actions .bridge-dock[data-kind=call]")).first).to_be_visible(timeout=20_000)
+    expect(contract.filter(has_text="7NT").or_(page.locator("[data-testid=auction] td[data-call=X]"))).to_be_visible(timeout=20_000)
+    doubled = page.locator("[data-testid=auction] td[data-call=X]").count()
+    if doubled:
+        expect(dock).to_have_attribute("data-kind", "call")
+        assert sorted(offered_calls(page)) == ["P", "XX"]
+        page.locator(".bidding-box button[data-call='XX']").click()
     expect(page.get_by_test_id("contract")).to_contain_text("by you")
     dummy = page.locator(".bseat.pos-top [data-testid=dummy-hand]")
     expect(dummy.locator(".jcard")).to_have_count(13)
@@ -264,11 +275,11 @@ def test_a_person_declares_7nt_and_plays_dummy_while_a_guest_watches(arena_facto
     assert played == {"card": 13, "dummy_card": 13}, played
 
     # --- the end: the result line, every hand as dealt ---------------------------------------
-    expect(page.locator("[data-testid=status]")).to_contain_text("Your side wins, 2220 to 0 points")
-    page.wait_for_url(url, timeout=20_000)
-    expect(page.get_by_test_id("result")).to_contain_text("Sam")
+    score = scoring.duplicate_score(7, rules.NOTRUMP, 2 if doubled else 0, False, 13)
+    expect(page.locator("[data-testid=status]")).to_contain_text(f"Your side wins, {score} to 0 points")
+    expect(page.get_by_test_id("result")).to_contain_text("Sam", timeout=20_000)  # the page reloads into the replay
     board = page.locator("#board")
-    expect(board.locator("[data-testid=score] .result")).to_contain_text("7NT S =")
+    expect(board.get_by_test_id("board-result")).to_contain_text(f"7NT{'XX' if doubled else ''} S =")
     for seat, hand in enumerate(STRONG_SOUTH):
         expect(board.locator(f".bseat[data-seat='{seat}'] .bhand .jcard.face")).to_have_count(13)
         assert sorted(cards_in(board.locator(f".bseat[data-seat='{seat}'] .bhand .jcard.face"))) == sorted(hand)

@@ -232,7 +232,7 @@
           : cardFace(c, {size: 'mini'}))) : el('span', {class: 'void', title: 'void'}, '—'));
     });
     const label = open.dealt ? 'as dealt' : open.dummy ? 'dummy' : null;
-    return el('div', {class: 'bhand open' + (asked ? ' asked' : ''), 'data-seat': seat, 'data-testid': open.dummy ? 'dummy-hand' : null,
+    return el('div', {class: 'bhand faceup' + (asked ? ' asked' : ''), 'data-seat': seat, 'data-testid': open.dummy ? 'dummy-hand' : null,
                       title: label}, columns);
   }
 
@@ -308,12 +308,12 @@
       team ? el('th', {scope: 'col', class: 'num', title: 'IMPs for N–S (+) or E–W (−)'}, 'IMPs') : null);
     const rows = results.map((r, i) => el('tr', {'data-board': r.board, class: i === results.length - 1 ? 'latest' : ''},
       el('td', {}, String(r.board)), team ? el('td', {}, r.room || '') : null,
-      el('td', {class: 'result', 'data-testid': 'result'}, resultText(r)),
+      el('td', {class: 'result', 'data-testid': 'board-result'}, resultText(r)),
       el('td', {class: 'num'}, r.score > 0 ? String(r.score) : ''), el('td', {class: 'num'}, r.score < 0 ? String(-r.score) : ''),
       team ? el('td', {class: 'num'}, r.imps === null || r.imps === undefined ? '' : signed(r.imps)) : null));
     const [a, b] = team ? view.imps : view.totals;
     const total = el('p', {class: 'total', 'data-testid': 'score-total'},
-      team ? 'IMPs so far: ' : 'Points so far: ', el('b', {}, `N–S ${a}`), ' · ', el('b', {}, `E–W ${b}`));
+      `${team ? 'IMPs' : 'Points'}${view.terminal ? '' : ' so far'}: `, el('b', {}, `N–S ${a}`), ' · ', el('b', {}, `E–W ${b}`));
     return el('div', {class: 'panel bridge-score', 'data-testid': 'score'},
       el('h4', {}, team ? 'Team match' : 'Duplicate scores'),
       results.length ? el('table', {class: 'results'}, el('thead', {}, head), el('tbody', {}, rows))
@@ -341,7 +341,7 @@
         el('thead', {}, el('tr', {}, el('th', {}), el('th', {scope: 'col', class: 'num'}, 'N–S'), el('th', {scope: 'col', class: 'num'}, 'E–W'))),
         el('tbody', {}, row('Above the line', s.above), row('Below the line', s.below, 'line'), row('This game', s.part),
           row('Games won', s.games), row('Total', view.totals, 'total'))),
-      last ? el('p', {class: 'last-result', 'data-testid': 'result'}, 'Last deal: ', resultText(last)) : null,
+      last ? el('p', {class: 'last-result', 'data-testid': 'board-result'}, 'Last deal: ', resultText(last)) : null,
       s.finished && s.winner !== null && s.winner !== undefined ? el('p', {class: 'winner'}, `${SIDE_LABEL[s.winner]} won the rubber.`) : null);
   }
 
@@ -402,7 +402,7 @@
       if (h.type === 'card' && h.seat !== h.by) items.push(el('li', {class: 'happening'}, `(from dummy, ${SEAT_NAME[h.seat]})`));
       if (h.type === 'auction_closed') items.push(el('li', {class: 'happening'}, 'Contract ', contractText(h.contract), ` by ${SEAT_NAME[h.declarer]}.`));
       if (h.type === 'trick_over') items.push(el('li', {class: 'happening'}, `${ctx.name(h.winner)} wins trick ${h.trick}.`));
-      if (h.type === 'board_over') items.push(el('li', {class: 'happening'}, `Board ${h.board} over: `, h.result === 'Pass' ? 'passed out' : h.result, '.'));
+      if (h.type === 'board_over') items.push(el('li', {class: 'happening'}, `Board ${h.board} over: `, resultText(h), '.'));
     }
     return el('div', {class: 'panel step-moves', 'data-testid': 'step-moves'}, el('h4', {}, `Step ${ctx.step}`), el('ul', {}, items));
   }
@@ -493,12 +493,14 @@
   function draw(view, ctx) {
     shown = {view, ctx};
     const redraw = () => { draw(shown.view, shown.ctx); Arena.tick(); };
+    const bidding = view.phase === 'auction' && !view.terminal;
     ctx.board.replaceChildren(el('div', {class: 'bridge-layout'},
       renderStatus(view, ctx),
-      el('div', {class: 'bridge-info'}, renderFacts(view, ctx), renderAuction(view, ctx)),
+      // The auction above the table while it runs, below it (on a phone) once the play began.
+      el('div', {class: 'bridge-info'}, renderFacts(view, ctx), bidding ? renderAuction(view, ctx) : null),
       renderTable(view, ctx),
-      el('div', {class: 'bridge-side'}, renderBoardOver(view, ctx), renderStepMoves(view, ctx), renderScore(view, ctx),
-        renderTricksPanel(view, ctx, redraw))));
+      el('div', {class: 'bridge-side'}, renderBoardOver(view, ctx), renderStepMoves(view, ctx), bidding ? null : renderAuction(view, ctx),
+        renderScore(view, ctx), renderTricksPanel(view, ctx, redraw))));
     renderDock(view, ctx);
     settleScroll(view, ctx);
   }
