@@ -268,6 +268,10 @@ def test_a_person_declares_7nt_and_plays_dummy_while_a_guest_watches(arena_facto
                 spectator_faces = cards_in(watcher.locator("#board .bseat .jcard.face"))
                 public_dummy = cards_in(watcher.locator(".bseat[data-seat='0'] [data-testid=dummy-hand] .jcard"))
                 assert spectator_faces == public_dummy and len(public_dummy) >= 12, spectator_faces
+            if played["dummy_card"] == 1:  # a trick is over: "Last trick" shows it on demand
+                page.get_by_test_id("show-last-trick").click()
+                expect(page.locator("[data-testid=last-trick] .jcard")).to_have_count(4)
+                page.get_by_test_id("show-last-trick").click()
             dummy.locator("button.jcard:enabled").first.click()
             played["dummy_card"] += 1
         else:
@@ -319,4 +323,37 @@ def test_play_a_bot_now_starts_a_bridge_table(arena, browser):  # noqa: F811
     shoot(page, "phone-play-a-bot")
     wait_until(lambda: get_json(f"{arena.url}/api/matches/{match_id}/")["status"] == "running", what="running")
     assert len(calls) <= 3
+    assert page.errors == [], page.errors
+
+
+def test_the_score_of_a_team_match_and_of_a_rubber(browser, tmp_path):  # noqa: F811
+    """A team match shows each room's result and the IMPs so far; a rubber its sheet above
+    and below the line."""
+    harness = tmp_path / "bridge.html"
+    harness.write_text(HARNESS)
+    page = new_page(browser, viewport=PHONE)
+    page.goto(harness.as_uri())
+    rng = random.Random(11)
+    for config, boards in (({"boards": 2, "replay": 1}, 3), ({"scoring": "rubber", "boards": 6}, 2)):
+        state = rules.new_state(config, 4)
+        while len(state.results) < boards:  # random calls (bids early), random cards
+            seat = state.to_act()[0]
+            legal = state.legal_actions(seat)
+            state.apply({seat: legal[1] if state.phase == 0 and not state.calls else rng.choice(legal[:3])})
+        view = state.public_observation()
+        page.evaluate(RENDER, [view, None, None, False, SEAT_NAMES])
+        score = page.get_by_test_id("score")
+        if config.get("replay"):
+            rows = score.locator("tbody tr")
+            assert rows.count() == 3
+            assert rows.locator("td:nth-child(2)").all_inner_texts() == ["Open", "Closed", "Open"]
+            expect(score.get_by_test_id("score-total")).to_have_text(f"IMPs so far: N–S {view['imps'][0]} · E–W {view['imps'][1]}")
+            expect(page.locator("[data-testid=status] .where")).to_contain_text("Board 2 · Closed room")
+            shoot(page, "phone-script-team-match")
+        else:
+            sheet = view["rubber"]
+            above = score.locator("tr", has_text="Above the line").locator("td").all_inner_texts()
+            below = score.locator("tr", has_text="Below the line").locator("td").all_inner_texts()
+            assert (above, below) == ([str(x) for x in sheet["above"]], [str(x) for x in sheet["below"]])
+            shoot(page, "phone-script-rubber")
     assert page.errors == [], page.errors
