@@ -84,6 +84,10 @@ def test_an_open_bridge_table_offers_bot_seats_and_names_both_ports(client, sett
     page = text_of(client.get(f"/matches/{match.pk}/"))
     assert ("connect to this server's Contract bridge ports 7101 (text protocol) or 7102 (Blue Chip table manager) "
             "(oldest open table first)") in page
+    # A game of one door: its port alone.
+    match = tables.create_table("liars_dice", {"players": 2}, [tables.OPEN_BOT] * 2, None)
+    page = text_of(client.get(f"/matches/{match.pk}/"))
+    assert "connect to this server's Liar&#x27;s Dice port 5533 (oldest open table first)" in page
 
 
 @pytest.fixture

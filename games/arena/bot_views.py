@@ -4,9 +4,10 @@ Two kinds, as the game's doors say (``GameSpec.calls_bots``): a service the serv
 over HTTP (Jass), with a base URL that only its owner (or staff) sees, with what its
 connection tests answered (it may be an internal service's text), and only they may run a
 test (rate-limited per bot and per user, bounded in flight); or a bot that connects to one
-of the game's ports and presents its key (games/arena/bot_keys.py), shown to the owner once when made or replaced.  The owner
-decides whether others may seat the bot (``RegisteredBot.shared``).  The same page gives a
-logged-in user their personal API token (games/arena/api_tokens.py), shown once too.
+of the game's ports and presents its key (games/arena/bot_keys.py), shown to the owner once
+when made or replaced.  The owner decides whether others may seat the bot
+(``RegisteredBot.shared``).  The same page gives a logged-in user their personal API token
+(games/arena/api_tokens.py), shown once too.
 """
 from __future__ import annotations
 

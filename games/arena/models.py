@@ -137,8 +137,8 @@ class RegisteredBot(models.Model):
     over HTTP (Jass: ``base_url`` is checked by :func:`games.arena.http_bots.check_url`;
     ``path_style`` picks the endpoint names the game's codec appends to it; ``last_check``
     keeps what it answered to the last "test the connection"), or a bot that connects to one
-    of the game's ports and presents its key (``key_hash``: SHA-256 of the key, :mod:`games.arena.bot_keys`; the key itself is
-    shown to the owner once and never stored).
+    of the game's ports and presents its key (``key_hash``: SHA-256 of the key,
+    :mod:`games.arena.bot_keys`; the key itself is shown to the owner once and never stored).
     """
 
     class PathStyle(models.TextChoices):

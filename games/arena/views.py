@@ -138,16 +138,16 @@ def door_address(request, door: Door) -> tuple[str, int]:
 
 def lobby_doors(request, spec) -> list[dict]:
     """Each of ``spec``'s doors as the lobby shows it: ``door``, ``label``
-    (:meth:`GameSpec.door_label`), and for a listening door ``kind`` ("TCP", "WebSocket"),
-    ``address`` (as a bot author types it) and ``note`` (the door's, its host and port filled
-    in)."""
+    (:meth:`GameSpec.door_label`), ``note`` (the door's; a listening door's with its host and
+    port filled in), and for a listening door ``kind`` ("TCP", "WebSocket") and ``address``
+    (as a bot author types it)."""
     shown = []
     for door in spec.doors:
-        row = {"door": door, "label": spec.door_label(door)}
+        row = {"door": door, "label": spec.door_label(door), "note": door.note}
         if door.listens:
             host, port = door_address(request, door)
             websocket = door.access == "websocket"
-            row.update({"kind": "WebSocket" if websocket else "TCP", "port": port,
+            row.update({"kind": "WebSocket" if websocket else "TCP",
                         "address": f"{'ws://' if websocket else ''}{host}:{port}",
                         "note": door.note.format(host=host, port=port)})
         shown.append(row)
