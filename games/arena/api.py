@@ -624,7 +624,7 @@ def get_bot(request, bot_id: int = Path(..., description="The registered bot's i
     summary = bot_summary(bot, show_detail=False)
     rating = Rating.objects.filter(game=bot.game, subject=f"bot:{bot.pk}").first()
     try:
-        connects = registry.get(bot.game).bot_access != "http"
+        connects = not registry.get(bot.game).calls_bots
     except KeyError:
         connects = bool(bot.key_hash)
     return {

@@ -14,9 +14,9 @@ default server):
   outbox; the first-message deadline closes a client that says nothing valid in time.
 
 A game offers its handler with :meth:`SocketGames.register` (``make_handler(connection)``,
-the handler having ``on_frame(text)`` and ``on_close()``); its port is the GameSpec's
-``bot_socket_address()`` (served by ``manage.py serve``, every path) and, on the main port,
-``/ws/bots/<game>/``.
+the handler having ``on_frame(text)`` and ``on_close()``), from its "websocket" door's
+``start`` (``GameSpec.doors``); its port is that door's (served by ``manage.py serve``, every
+path) and, on the main port, ``/ws/bots/<game>/``.
 """
 from __future__ import annotations
 
@@ -282,13 +282,18 @@ class SocketGames:
         return True
 
 
-def bot_socket_addresses() -> dict[tuple[str, int], str]:
-    """(host, port) -> game slug of every game whose bots connect over WebSocket to a port of
-    their own (``GameSpec.bot_socket_address()``)."""
+def bot_socket_doors() -> dict[tuple[str, int], tuple]:
+    """(host, port) -> ``(spec, door)`` of every "websocket" door of every game
+    (``GameSpec.doors``): the ports ``manage.py serve`` serves for bots."""
     from games.arena import registry
 
-    return {address: spec.slug for spec in registry.all_games()
-            if (address := spec.bot_socket_address()) is not None}
+    return {door.address(): (spec, door) for spec in registry.all_games()
+            for door in spec.doors if door.access == "websocket"}
+
+
+def bot_socket_addresses() -> dict[tuple[str, int], str]:
+    """(host, port) -> game slug, from :func:`bot_socket_doors`."""
+    return {address: spec.slug for address, (spec, _) in bot_socket_doors().items()}
 
 
 def bot_socket_ports() -> dict[int, str]:

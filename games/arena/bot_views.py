@@ -1,12 +1,13 @@
 """Registered bots, a logged-in user's identities: list, register, key, test, share, remove.
 
-Two kinds, as the game's ``bot_access`` says: a service the server calls over HTTP (Jass),
-with a base URL that only its owner (or staff) sees, with what its connection tests answered
-(it may be an internal service's text), and only they may run a test (rate-limited per bot
-and per user, bounded in flight); or a bot that connects to the game's port and presents its
-key (games/arena/bot_keys.py), shown to the owner once when made or replaced.  The owner
-decides whether others may seat the bot (``RegisteredBot.shared``).  The same page gives a
-logged-in user their personal API token (games/arena/api_tokens.py), shown once too.
+Two kinds, as the game's doors say (``GameSpec.calls_bots``): a service the server calls
+over HTTP (Jass), with a base URL that only its owner (or staff) sees, with what its
+connection tests answered (it may be an internal service's text), and only they may run a
+test (rate-limited per bot and per user, bounded in flight); or a bot that connects to one
+of the game's ports and presents its key (games/arena/bot_keys.py), shown to the owner once
+when made or replaced.  The owner decides whether others may seat the bot
+(``RegisteredBot.shared``).  The same page gives a logged-in user their personal API token
+(games/arena/api_tokens.py), shown once too.
 """
 from __future__ import annotations
 
@@ -32,12 +33,12 @@ from games.arena.models import ApiToken, RegisteredBot
 
 def http_games() -> list:
     """Games whose bots the server calls over HTTP."""
-    return [g for g in registry.all_games() if g.bot_access == "http"]
+    return [g for g in registry.all_games() if g.calls_bots]
 
 
 def bot_games() -> list:
     """Games that outside bots play (over HTTP or by connecting)."""
-    return [g for g in registry.all_games() if g.bot_access is not None]
+    return [g for g in registry.all_games() if g.doors]
 
 
 class BotForm(forms.ModelForm):
@@ -80,7 +81,7 @@ class BotForm(forms.ModelForm):
                 names.check_free(data["name"], names.bot_scope(game), holder=self.instance.pk and self.instance)
             except names.NameTaken as exc:
                 self.add_error("name", str(exc))
-        if game and registry.get(game).bot_access != "http":
+        if game and not registry.get(game).calls_bots:
             if (data.get("base_url") or "").strip():
                 self.add_error("base_url", f"{registry.get(game).title} bots connect to the arena with a key: "
                                            "leave the address empty (or choose the game whose bots you serve)")
@@ -112,7 +113,7 @@ def bot_list(request):
             bot = form.save(commit=False)
             bot.owner = request.user
             key = None
-            if registry.get(bot.game).bot_access != "http":
+            if not registry.get(bot.game).calls_bots:
                 key, bot.key_hash = bot_keys.new_key()
             try:
                 with transaction.atomic():  # the name's look-alike keys are written with it
@@ -135,7 +136,7 @@ def bot_key(request, bot_id: int):
     bot = _bot_or_404(bot_id)
     if bot.owner_id != request.user.pk:
         return HttpResponseForbidden("Only the bot's owner can replace its key.")
-    if registry.get(bot.game).bot_access == "http":
+    if registry.get(bot.game).calls_bots:
         return HttpResponseForbidden("The server calls this bot: it has no key.")
     key, bot.key_hash = bot_keys.new_key()
     bot.save(update_fields=["key_hash"])

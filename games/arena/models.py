@@ -133,12 +133,12 @@ class Event(models.Model):
 class RegisteredBot(models.Model):
     """A logged-in user's bot: its identity, one name per game that nobody else can take.
 
-    Two cases, as the game's ``bot_access`` says: a service the server calls over HTTP (Jass:
-    ``base_url`` is checked by :func:`games.arena.http_bots.check_url`; ``path_style`` picks
-    the endpoint names the game's codec appends to it; ``last_check`` keeps what it answered
-    to the last "test the connection"), or a bot that connects to the game's port and presents
-    its key (``key_hash``: SHA-256 of the key, :mod:`games.arena.bot_keys`; the key itself is
-    shown to the owner once and never stored).
+    Two cases, as the game's doors say (``GameSpec.calls_bots``): a service the server calls
+    over HTTP (Jass: ``base_url`` is checked by :func:`games.arena.http_bots.check_url`;
+    ``path_style`` picks the endpoint names the game's codec appends to it; ``last_check``
+    keeps what it answered to the last "test the connection"), or a bot that connects to one
+    of the game's ports and presents its key (``key_hash``: SHA-256 of the key,
+    :mod:`games.arena.bot_keys`; the key itself is shown to the owner once and never stored).
     """
 
     class PathStyle(models.TextChoices):

@@ -11,10 +11,11 @@ The arena core is game-agnostic: everything it needs to know about a game is in 
    person sits unless they choose (``person_seat``) and what a
    person is asked and what their silence means (``human_auto_answer``, ``human_prompt``,
    ``human_timeout_answer``, ``human_action_ok``).
-3. **Bot access**: ``bot_access`` ("tcp", "websocket" or "http"), the default time a bot has
-   per move (``bot_deadline_setting``, :meth:`GameSpec.bot_deadline`) and the hooks it calls for:
-   ``start_listener``, ``listener_settings_problem``, ``bot_socket_address``;
-   ``http_bot_endpoint``, ``http_bot_probe``; the lobby's ``protocol_note``.
+3. **Bot access**: ``doors``, each a :class:`Door` (its name, "tcp", "websocket" or "http",
+   its host and port settings, its protocol page, the lobby's note and how the arena starts
+   taking bots there), the default time a bot has per move (``bot_deadline_setting``,
+   :meth:`GameSpec.bot_deadline`), ``listener_settings_problem``; for an "http" door
+   ``http_bot_endpoint`` and ``http_bot_probe``.
 4. **Files and analysis**: ``exports`` and ``export``; ``import_formats``, ``import_encodings``,
    ``import_accept`` and ``import_match``; ``external_replay_label`` and ``external_replay_url``;
    ``analysis_label``, ``analysis_template``, ``analysis_subjects`` and ``analyse`` (what the
@@ -29,8 +30,9 @@ every optional one a default and raises ``NotImplementedError`` for what each ga
 **What a game lacks.**  A game says which optional capabilities it has in plain class
 attributes, and the arena reads those, never whether a method is there:
 
-- ``bot_access``: "tcp" or "websocket" (:attr:`GameSpec.listens`: ``start_listener`` is
-  called), "http" (``http_bot_endpoint`` and ``http_bot_probe`` are), None (built-in bots only);
+- ``doors``: empty: built-in bots only; a "tcp" or "websocket" door
+  (:attr:`GameSpec.listens`): the arena calls its ``start``; an "http" door
+  (:attr:`GameSpec.calls_bots`): ``http_bot_endpoint`` and ``http_bot_probe`` are called;
 - ``import_formats``: empty: the game reads no log files (``import_match`` is not called);
 - ``exports``: empty: no downloads (``export`` is not called);
 - ``external_replay_label``: "": no other site replays it (``external_replay_url`` is not called);
@@ -41,7 +43,7 @@ attributes, and the arena reads those, never whether a method is there:
 The base's methods behind a capability a game lacks raise ``NotImplementedError``.  Hooks whose
 answer may be "none" return that by default and are always called: ``teams`` (None: each seat
 plays for itself), ``limit_config`` (no limit), ``listener_settings_problem`` (None: safe),
-``bot_socket_address`` (None: no WebSocket port of its own), ``human_auto_answer`` (None: ask).
+``human_auto_answer`` (None: ask).
 
 Each game subclasses ``GameSpec`` in ``games/<game>/game.py`` and registers one instance there
 (``SPEC = register(LiarsDiceSpec())``).  Each game is a Django app whose ``AppConfig.ready``
@@ -51,7 +53,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Collection, Mapping
+from typing import Any, Awaitable, Callable, Collection, Mapping
 
 from django.conf import settings
 
@@ -63,8 +65,45 @@ class AnalysisBusy(RuntimeError):
     is full): the part stays pending and the arena tries again later, not counting a try."""
 
 
-#: The values of :attr:`GameSpec.bot_access`.
-BOT_ACCESS = (None, "tcp", "websocket", "http")
+#: How bots come through a :class:`Door` (its ``access``).
+DOOR_ACCESS = ("tcp", "websocket", "http")
+
+
+@dataclass(frozen=True)
+class Door:
+    """One way outside bots reach a game's seats (a game may have several: bridge takes its
+    own text protocol on one port and the Blue Chip table manager's on another).
+
+    ``access``: "tcp" (bots connect to ``host_setting``:``port_setting``, keys of
+    ``settings.ARENA``; ``host_setting`` "" or unset: ``ARENA_HOST``), "websocket" (bots open
+    a WebSocket there, any path, served by ``manage.py serve``: games/arena/bot_sockets.py)
+    or "http" (the server calls registered bot services: :meth:`GameSpec.http_bot_endpoint`;
+    no host or port).  ``name``: what the lobby calls the door where a game has several
+    (e.g. "Blue Chip table manager").  ``protocol_page``: the address of the protocol's
+    description, or "".  ``note``: the lobby's line for bot authors (``{host}``, ``{port}``:
+    the door's address).  ``start``: ``await start(arena)`` starts taking bots at this door
+    in ``arena`` (games/arena/service.py) and returns an object whose ``close()`` stops it;
+    it raises ``OSError`` when the port cannot be listened on.  None for an "http" door.
+    """
+
+    name: str
+    access: str
+    host_setting: str = ""
+    port_setting: str = ""
+    protocol_page: str = ""
+    note: str = ""
+    start: Callable[[Any], Awaitable[Any]] | None = None
+
+    @property
+    def listens(self) -> bool:
+        """Whether bots connect to the arena here (a "tcp" or "websocket" door)."""
+        return self.access in ("tcp", "websocket")
+
+    def address(self) -> tuple[str, int]:
+        """``(host, port)`` the door listens on, from the settings in force: the host as
+        bound (``0.0.0.0`` included).  Only for a door that :attr:`listens`."""
+        host = settings.ARENA.get(self.host_setting) if self.host_setting else None
+        return str(host if host is not None else settings.ARENA["HOST"]), int(settings.ARENA[self.port_setting])
 
 
 @dataclass(frozen=True)
@@ -94,7 +133,7 @@ class GameSpec:
 
     # ---- Rules and configuration ---------------------------------------------------------
 
-    #: The game's key in URLs, settings (``<SLUG>_PORT``) and ``Match.game``, e.g. "liars_dice".
+    #: The game's key in URLs, settings' prefixes and ``Match.game``, e.g. "liars_dice".
     slug: str
     #: The game's name on pages, e.g. "Liar's Dice".
     title: str
@@ -199,13 +238,11 @@ class GameSpec:
         """Whether a person's action is accepted (a bad click is refused, not punished)."""
         raise NotImplementedError
 
-    # ---- Bot access: listener or HTTP endpoint -------------------------------------------
+    # ---- Bot access: doors, listeners, HTTP endpoint -------------------------------------
 
-    #: How outside bots reach a seat (one of :data:`BOT_ACCESS`): "tcp" (they connect to the
-    #: game's port) or "websocket" (to its WebSocket port, :meth:`bot_socket_address`):
-    #: :meth:`start_listener`; "http" (the server calls registered bot services):
-    #: :meth:`http_bot_endpoint`, :meth:`http_bot_probe`; None: built-in bots only.
-    bot_access: str | None = None
+    #: How outside bots reach the game's seats, in the lobby's order (:class:`Door`); empty:
+    #: built-in bots only.
+    doors: tuple[Door, ...] = ()
     #: Whether the next request must not reach a bot in the same read as a round's news
     #: (:class:`~games.arena.runner.MatchRunner` turns the loop in between): a line protocol
     #: whose reference server's bots commonly parse one message per read (Liar's Dice).  An
@@ -220,8 +257,6 @@ class GameSpec:
     #: create-table form) replaces it for that match (:meth:`SeatEndpoint.use_think_time`).
     #: "": the game's bots have no deadline (no such field on the form).
     bot_deadline_setting: str = ""
-    #: The lobby's line for bot authors (``{port}``, ``{host}``: the listener's address).
-    protocol_note: str = ""
     #: How a connecting bot presents its key (games/arena/bot_keys.py), for the Bots page.
     key_note: str = ""
 
@@ -231,33 +266,36 @@ class GameSpec:
 
     @property
     def listens(self) -> bool:
-        """Whether bots connect to the arena (``bot_access`` "tcp" or "websocket"): tables
-        then offer "Open for any bot" seats and the arena calls :meth:`start_listener`."""
-        return self.bot_access in ("tcp", "websocket")
+        """Whether bots connect to the arena (a "tcp" or "websocket" door): tables then offer
+        "Open for any bot" seats and the arena starts each such door."""
+        return any(door.listens for door in self.doors)
 
-    async def start_listener(self, arena) -> Any:
-        """Start taking bots in ``arena`` (games/arena/service.py); returns an object whose
-        ``close()`` stops it.  Called only when :attr:`listens`."""
-        raise NotImplementedError
+    @property
+    def calls_bots(self) -> bool:
+        """Whether the server calls registered bot services over HTTP (an "http" door): a
+        registered bot of the game is then such a service (a base URL, no key), seated at
+        once and played through :meth:`http_bot_endpoint`."""
+        return any(door.access == "http" for door in self.doors)
+
+    def door_label(self, door: Door) -> str:
+        """How pages and messages name ``door``: the game's title, with the door's name when
+        the game has several (e.g. "Contract bridge (Blue Chip table manager)")."""
+        return f"{self.title} ({door.name})" if len(self.doors) > 1 else self.title
 
     def listener_settings_problem(self) -> str | None:
-        """Why the settings in force make it unsafe to start the listener (a message naming
-        the setting; ``manage.py serve`` then refuses to start), or None.  By default: None."""
-        return None
-
-    def bot_socket_address(self) -> tuple[str, int] | None:
-        """``(host, port)`` of the game's own WebSocket port for bots, served by ``manage.py
-        serve`` (games/arena/bot_sockets.py).  By default: None, the game has none."""
+        """Why the settings in force make it unsafe to start the game's listeners (a message
+        naming the setting; ``manage.py serve`` then refuses to start), or None.  By default:
+        None."""
         return None
 
     def http_bot_endpoint(self, registered_bot) -> Any:
         """The seat endpoint for a :class:`games.arena.models.RegisteredBot` the server calls
-        over HTTP.  Called only when ``bot_access == "http"``."""
+        over HTTP.  Called only when :attr:`calls_bots`."""
         raise NotImplementedError
 
     async def http_bot_probe(self, base_url: str, path_style: str) -> dict:
         """The Bots page's "test the connection": what a sample request to the service got
-        (shown to the bot's owner only).  Called only when ``bot_access == "http"``."""
+        (shown to the bot's owner only).  Called only when :attr:`calls_bots`."""
         raise NotImplementedError
 
     # ---- Files: exports and imports ------------------------------------------------------
@@ -375,11 +413,21 @@ def register(spec: GameSpec) -> GameSpec:
     it.  Each game is a Django app whose ``AppConfig.ready`` imports its ``game.py``, which
     calls this; ``INSTALLED_APPS`` orders them as the lobby shows them.  A new game needs its
     app listed there, nothing changed here.  Raises ``TypeError`` for a spec without a
-    ``slug`` or ``title``, or with a ``bot_access`` not in :data:`BOT_ACCESS`."""
+    ``slug`` or ``title``, or with a door that cannot work (an ``access`` not in
+    :data:`DOOR_ACCESS`; a listening door without a port setting or a ``start``; an "http"
+    door with either, or a second one)."""
+    name = type(spec).__name__
     if not getattr(spec, "slug", "") or not getattr(spec, "title", ""):
-        raise TypeError(f"{type(spec).__name__} needs a slug and a title")
-    if spec.bot_access not in BOT_ACCESS:
-        raise TypeError(f"{type(spec).__name__}.bot_access must be one of {BOT_ACCESS}, not {spec.bot_access!r}")
+        raise TypeError(f"{name} needs a slug and a title")
+    for door in spec.doors:
+        if door.access not in DOOR_ACCESS:
+            raise TypeError(f"{name}: door {door.name!r}: access must be one of {DOOR_ACCESS}, not {door.access!r}")
+        if door.listens and not (door.port_setting and door.start):
+            raise TypeError(f"{name}: door {door.name!r} ({door.access}) needs a port_setting and a start")
+        if not door.listens and (door.port_setting or door.start):
+            raise TypeError(f"{name}: door {door.name!r}: the server calls http bots: no port_setting, no start")
+    if sum(door.access == "http" for door in spec.doors) > 1:
+        raise TypeError(f"{name}: one http door at most (http_bot_endpoint serves it)")
     GAMES[spec.slug] = spec
     return spec
 

@@ -66,11 +66,6 @@ class ListenerError(RuntimeError):
     the message names the setting to change."""
 
 
-def port_setting(slug: str) -> str:
-    """The environment setting of a game's bot port (``<SLUG>_PORT``, webapp/settings.py)."""
-    return f"{slug.upper()}_PORT"
-
-
 def cannot_listen(what: str, host: str, port: int, reason: str, setting: str) -> str:
     """The message for a port the server could not listen on, naming the ``setting`` to
     change: the same words for every listener."""
@@ -125,8 +120,9 @@ class Arena:
     # --- life cycle -------------------------------------------------------------------------
     async def start(self) -> None:
         """Abort matches a previous process left running, start the writer, the control loop,
-        the periodic sweep and (if ``listen``) every game's bot listener.  Raises
-        :class:`ListenerError` when a listener cannot start (e.g. its port is taken)."""
+        the periodic sweep and (if ``listen``) every listening door of every game
+        (``GameSpec.doors``).  Raises :class:`ListenerError` naming the door's port setting
+        when one cannot start (e.g. its port is taken)."""
         stale = await sync_to_async(tables.abort_stale)()
         if stale:
             log.warning("marked %d match(es) left running by a previous server as aborted", stale)
@@ -147,14 +143,13 @@ class Arena:
         self.analyst.start()  # parts a previous process left pending first
         if self.listen:
             for spec in registry.all_games():
-                if spec.listens:
-                    try:
-                        self.listeners.append(await spec.start_listener(self))
-                    except OSError as exc:
-                        setting = port_setting(spec.slug)
-                        raise ListenerError(cannot_listen(
-                            f"{spec.title} bot listener", settings.ARENA.get(f"{spec.slug.upper()}_HOST", "?"),
-                            settings.ARENA.get(setting, 0), exc.strerror or str(exc), setting)) from None
+                for door in spec.doors:
+                    if door.listens:
+                        try:
+                            self.listeners.append(await door.start(self))
+                        except OSError as exc:
+                            raise ListenerError(cannot_listen(f"{spec.door_label(door)} bot listener", *door.address(),
+                                                              exc.strerror or str(exc), door.port_setting)) from None
         self.started.set()
 
     async def stop(self) -> None:
@@ -611,7 +606,7 @@ class Arena:
         delay = settings.ARENA["BUILTIN_DELAY"] if humans_present else 0.0
         endpoints: list[SeatEndpoint] = []
         for s in sorted(seats, key=lambda s: s.index):
-            if s.kind == Seat.Kind.PROTOCOL and spec.bot_access == "http":
+            if s.kind == Seat.Kind.PROTOCOL and spec.calls_bots:
                 endpoints.append(spec.http_bot_endpoint(s.registered_bot))
                 endpoints[-1].display_name = names[s.index]
             elif s.kind == Seat.Kind.PROTOCOL:  # a connected bot: its own name (it may send one yet)

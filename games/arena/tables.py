@@ -131,13 +131,13 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
             name = choice[len(BUILTIN_PREFIX):]
             seats.append(Seat(index=index, kind=Seat.Kind.BUILTIN, builtin_bot=name, occupied=True,
                               display_name=spec.builtin_bots[name][0]))
-        elif choice.startswith(REGISTERED_PREFIX) and spec.bot_access is not None:
+        elif choice.startswith(REGISTERED_PREFIX) and spec.doors:
             bot = RegisteredBot.objects.filter(game=game, pk=choice[len(REGISTERED_PREFIX):].strip() or 0).first()
             if bot is None:
                 raise ValueError("That registered bot does not exist (any more).")
             if not may_seat(bot, sitter):
                 raise ValueError(f"{bot.name} is not shared by its owner: only they may seat it.")
-            if spec.bot_access == "http":  # the server calls it: seated at once
+            if spec.calls_bots:  # the server calls it: seated at once
                 seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL, registered_bot=bot, occupied=True,
                                   display_name=bot.name))
             else:  # held until the bot connects with its key

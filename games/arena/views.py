@@ -5,7 +5,6 @@ from __future__ import annotations
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
@@ -23,6 +22,7 @@ from django.views.decorators.http import require_POST
 from games.arena import analyses, names, registry, tables, throttle
 from games.arena.models import Match, RegisteredBot, Seat
 from games.arena.queries import PAGE_SIZE, FilterError, check_filters, finished_matches, page_number
+from games.arena.registry import Door
 from games.arena.runner import table_group
 from games.arena.service import CONTROL_GROUP
 
@@ -123,19 +123,35 @@ ANY_ADDRESS = {"", "0.0.0.0", "::", "[::]", "*"}
 _COUNTS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
 
 
-def bot_address(request, spec) -> tuple[str, int] | None:
-    """``(host, port)`` a bot author connects to for ``spec``'s TCP listener, from the settings
-    in force (``<GAME>_HOST``, ``<GAME>_PORT``); None for games without one (Jass: the server
-    calls the bots).  The host is the listener's own address when it is bound to one, else the
-    name this request reached the site by, without its port (IPv6 in brackets)."""
-    port = settings.ARENA.get(f"{spec.slug.upper()}_PORT")
-    if not spec.listens or port is None:
-        return None
-    bound = str(settings.ARENA.get(f"{spec.slug.upper()}_HOST", settings.ARENA["HOST"])).strip()
+def door_address(request, door: Door) -> tuple[str, int]:
+    """``(host, port)`` a bot author connects to at a listening ``door``, from the settings in
+    force (:meth:`Door.address`).  The host is the listener's own address when it is bound to
+    one, else the name this request reached the site by, without its port (IPv6 in
+    brackets)."""
+    bound, port = door.address()
+    bound = bound.strip()
     host = bound if bound not in ANY_ADDRESS else split_domain_port(request.get_host())[0]
     if ":" in host and not host.startswith("["):
         host = f"[{host}]"
     return host, port
+
+
+def lobby_doors(request, spec) -> list[dict]:
+    """Each of ``spec``'s doors as the lobby shows it: ``door``, ``label``
+    (:meth:`GameSpec.door_label`), ``note`` (the door's; a listening door's with its host and
+    port filled in), and for a listening door ``kind`` ("TCP", "WebSocket") and ``address``
+    (as a bot author types it)."""
+    shown = []
+    for door in spec.doors:
+        row = {"door": door, "label": spec.door_label(door), "note": door.note}
+        if door.listens:
+            host, port = door_address(request, door)
+            websocket = door.access == "websocket"
+            row.update({"kind": "WebSocket" if websocket else "TCP",
+                        "address": f"{'ws://' if websocket else ''}{host}:{port}",
+                        "note": door.note.format(host=host, port=port)})
+        shown.append(row)
+    return shown
 
 
 def play_bot_line(spec) -> str:
@@ -164,31 +180,23 @@ def lobby(request):
     address each game's bots connect to; "Play a bot now" per game.  ``?play=<game>``: a
     visitor without a nickname pressed "Play a bot now", and the nickname form continues to
     that game's table."""
-    sections, doors = [], []
+    sections = []
     for spec in registry.all_games():
         base = Match.objects.filter(game=spec.slug)
-        address = bot_address(request, spec)
-        if address is not None:
-            websocket = spec.bot_access == "websocket"
-            doors.append({"title": spec.title, "kind": "WebSocket" if websocket else "TCP",
-                          "address": f"{'ws://' if websocket else ''}{address[0]}:{address[1]}"})
-        elif spec.bot_access == "http":
-            doors.append({"title": spec.title, "http": True})
         sections.append({
             "spec": spec,
             "open": _with_seats(base.filter(status=Match.Status.OPEN).order_by("auto", "-created_at"))[:20],
             "live": _with_seats(base.filter(status=Match.Status.RUNNING).order_by("-started_at"))[:20],
             "recent": _with_seats(base.filter(status=Match.Status.FINISHED).order_by("-finished_at"))[:10],
-            "port": address[1] if address else None,
-            "protocol_note": spec.protocol_note.format(port=address[1], host=address[0]) if address else "",
-            "http_bots": spec.bot_access == "http",
+            "doors": lobby_doors(request, spec),
+            "http_bots": spec.calls_bots,
             "importable": bool(spec.import_formats),
             "play_bot": play_bot_line(spec) if spec.strongest_bot else "",
         })
     sitter = sitter_for(request)
     play = next((s for s in sections if s["spec"].slug == request.GET.get("play") and s["play_bot"]), None)
     return render(request, "arena/lobby.html", {
-        "sections": sections, "doors": doors, "sitter": sitter,
+        "sections": sections, "doors": [door for s in sections for door in s["doors"]], "sitter": sitter,
         "games_named": _and([s["spec"].title for s in sections]),
         "play": play if sitter is None else None,
     })
@@ -247,7 +255,7 @@ def create_table(request, game: str):
     if spec.listens:  # bots that connect to us; HTTP bots are registered instead
         seat_options.append((tables.OPEN_BOT, "Open for any bot"))
     seat_options += [(tables.BUILTIN_PREFIX + name, f"Built-in: {label}") for name, (label, _) in spec.builtin_bots.items()]
-    if spec.bot_access is not None:  # the user's own bots and those their owners share
+    if spec.doors:  # the user's own bots and those their owners share
         seatable = Q(shared=True) | Q(owner_id=request.user.pk) if request.user.is_authenticated else Q(shared=True)
         seat_options += [(f"{tables.REGISTERED_PREFIX}{bot.pk}", f"Registered bot: {bot.name} ({bot.owner.get_username()})")
                          for bot in RegisteredBot.objects.filter(seatable, game=game).select_related("owner")]
@@ -354,8 +362,9 @@ def match_page(request, match_id: int):
         "unverified": [s for s in seats if s.unverified] if match.status != Match.Status.OPEN else [],
         "config_summary": spec.config_summary(match.config) + tables.time_terms(match),
         "standin_label": spec.builtin_bots[spec.standin][0] if spec.standin else "",
-        "bot_port": settings.ARENA.get(f"{spec.slug.upper()}_PORT") if any(
-            s.kind == Seat.Kind.PROTOCOL and not s.occupied for s in seats) else None,
+        # Where the bots that take the open bot seats connect: each listening door's port.
+        "bot_doors": [(door, door.address()[1]) for door in spec.doors if door.listens] if any(
+            s.kind == Seat.Kind.PROTOCOL and not s.occupied for s in seats) else [],
         "spectators_see_all": match.omniscient and not any(s.kind == Seat.Kind.HUMAN for s in seats),
         "hidden_information": spec.hidden_information,
         "exports": exports,

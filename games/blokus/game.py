@@ -11,10 +11,11 @@ import uuid
 
 from django.conf import settings
 
-from games.arena.registry import ConfigField, GameSpec, register
+from games.arena.registry import ConfigField, Door, GameSpec, register
 from games.arena.seats import Answer
 from games.blokus import protocol, rules
 from games.blokus.bots import BUILTIN_BOTS
+from games.blokus.transport import start_listener
 
 #: The rule sets a table can play, as the create-table form offers them.
 #: The form's choice; short enough to show whole in a select on a phone (390 px wide).
@@ -92,19 +93,14 @@ class BlokusSpec(GameSpec):
                 and state.is_legal(seat, action))
 
     # ---- Bot access
-    bot_access = "tcp"
+    doors = (Door("Software-Challenge XML", "tcp", "BLOKUS_HOST", "BLOKUS_PORT",
+                  note="Bots: connect over TCP to port {port} with the Software-Challenge XML protocol (game "
+                       "type swc_2021_blokus or swc_2027_blokus). A bot takes the oldest open bot seat of its "
+                       "game type, or waits at an automatic table. Organisers prepare, observe, pause and step "
+                       "games on the same port with the admin password.",
+                  start=start_listener),)
     bot_deadline_setting = "BLOKUS_NO_TIMEOUT_HARD"
     key_note = 'Add it to your join as an attribute: <join gameType="swc_2021_blokus" key="arena-key-…"/> (or <joinRoom roomId="…" key="…"/>).'
-    protocol_note = ("Bots: connect over TCP to port {port} with the Software-Challenge XML protocol (game "
-                     "type swc_2021_blokus or swc_2027_blokus). A bot takes the oldest open bot seat of its "
-                     "game type, or waits at an automatic table. Organisers prepare, observe, pause and step "
-                     "games on the same port with the admin password.")
-
-    async def start_listener(self, arena):
-        from games.blokus.transport import start_listener
-
-        return await start_listener(arena)
-
     def listener_settings_problem(self) -> str | None:
         """The admin password is the public example one on an address other than loopback."""
         from games.blokus.transport import admin_password_problem

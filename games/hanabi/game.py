@@ -6,11 +6,16 @@ import json
 from django.conf import settings
 
 from games.arena import replay
-from games.arena.registry import ConfigField, GameSpec, register
+from games.arena.registry import ConfigField, Door, GameSpec, register
 from games.arena.seats import Answer
 from games.hanabi import hanablive, rules
 from games.hanabi.bots import BUILTIN_BOTS
-from games.hanabi.transport import forced_discard
+from games.hanabi.transport import forced_discard, start_sockets
+
+
+async def take_sockets(arena):
+    """The WebSocket door's start (awaited, as every door's): :func:`start_sockets`."""
+    return start_sockets(arena)
 
 
 class HanabiSpec(GameSpec):
@@ -50,21 +55,13 @@ class HanabiSpec(GameSpec):
         return state.is_legal(seat, action)
 
     # ---- Bot access
-    bot_access = "websocket"
+    doors = (Door("WebSocket JSON", "websocket", "HANABI_HOST", "HANABI_PORT",
+                  note="Bots: connect a WebSocket to port {port} (any path), JSON as the original Hanabi server. "
+                       "A bot takes the oldest open bot seat, or joins the automatic table; any player there "
+                       "starts it with GAME_START_REQUEST, and the last to join moves first.",
+                  start=take_sockets),)
     bot_deadline_setting = "HANABI_BOT_DEADLINE"
     key_note = 'Add it to your CONNECTION_REQUEST: {"msg_type": "CONNECTION_REQUEST", "name": "my-bot", "key": "arena-key-…"}.'
-    protocol_note = ("Bots: connect a WebSocket to port {port} (any path), JSON as the original Hanabi server. "
-                     "A bot takes the oldest open bot seat, or joins the automatic table; any player there "
-                     "starts it with GAME_START_REQUEST, and the last to join moves first.")
-
-    async def start_listener(self, arena):
-        from games.hanabi.transport import start_sockets
-
-        return start_sockets(arena)
-
-    def bot_socket_address(self) -> tuple[str, int]:
-        """``HANABI_HOST``, ``HANABI_PORT``."""
-        return settings.ARENA["HANABI_HOST"], settings.ARENA["HANABI_PORT"]
 
     # ---- Files
     exports = {"hanablive": "hanab.live game (JSON)"}

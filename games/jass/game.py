@@ -5,7 +5,7 @@ import random
 
 from django.conf import settings
 
-from games.arena.registry import ConfigField, GameSpec, register
+from games.arena.registry import ConfigField, Door, GameSpec, register
 from games.arena.seats import Answer
 from games.jass import logs, rules, transport
 from games.jass.bots import BUILTIN_BOTS
@@ -51,9 +51,8 @@ class JassSpec(GameSpec):
         return state.is_legal(seat, action)
 
     # ---- Bot access
-    bot_access = "http"
+    doors = (Door("JSON V0.2 over HTTP", "http"),)
     bot_deadline_setting = "JASS_BOT_DEADLINE"
-    protocol_note = "The server calls registered bot services over HTTP (JSON V0.2)."
 
     http_bot_endpoint = staticmethod(transport.endpoint_for)
     http_bot_probe = staticmethod(transport.probe)

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from games.arena.registry import ConfigField, GameSpec, register
+from games.arena.registry import ConfigField, Door, GameSpec, register
 from games.arena.seats import Answer
 from games.liars_dice import logs, rules
 from games.liars_dice.bots import BUILTIN_BOTS
+from games.liars_dice.transport import start_listener
 
 #: What a person's silence in the challenge window is recorded as (a pass, not forced).
 WINDOW_RAN_OUT = "let the bid stand"
@@ -93,18 +94,14 @@ class LiarsDiceSpec(GameSpec):
         return action in state.legal_actions(seat)
 
     # ---- Bot access
-    bot_access = "tcp"
+    doors = (Door("JSON lines over TCP", "tcp", "LIARS_DICE_HOST", "LIARS_DICE_PORT",
+                  note="Bots: connect over TCP to port {port}, one JSON object per line. A bot takes the oldest "
+                       "open bot seat, or waits at an automatic table.",
+                  start=start_listener),)
     bot_deadline_setting = "LIARS_DICE_BOT_DEADLINE"
     # Course bots read one line per recv(); the reference server's pace gives them that.
     requests_read_apart = True
     key_note = 'Send it with your name, as the first line: {"name": "my-bot", "key": "arena-key-…"}.'
-    protocol_note = ("Bots: connect over TCP to port {port}, one JSON object per line. A bot takes the oldest "
-                     "open bot seat, or waits at an automatic table.")
-
-    async def start_listener(self, arena):
-        from games.liars_dice.transport import start_listener
-
-        return await start_listener(arena)
 
     # ---- Files
     exports = {"jsonl": "moves as JSON lines (every answer)"}

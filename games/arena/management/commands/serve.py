@@ -360,11 +360,11 @@ class Command(BaseCommand):
         from daphne.server import Server  # installs the asyncio reactor; import before twisted
         from twisted.internet import defer, reactor
 
-        from games.arena.bot_sockets import bot_socket_addresses
+        from games.arena.bot_sockets import bot_socket_addresses, bot_socket_doors
 
         from webapp.asgi import application
 
-        from games.arena.service import Arena, ListenerError, cannot_listen, port_setting
+        from games.arena.service import Arena, ListenerError, cannot_listen
 
         arena = Arena() if with_arena else None
         failures: list[str] = []  # why a port could not be listened on, each naming its setting
@@ -375,12 +375,10 @@ class Command(BaseCommand):
             where = getattr(error, "port", None)
             if where == port:
                 what, setting = "web server", "ARENA_HTTP_PORT (or --port)"
-            else:
-                from games.arena import registry
-
-                game = {p: g for (_, p), g in bot_socket_addresses().items()}.get(where)
-                what = f"{registry.get(game).title} bot listener" if game else "a bot listener"
-                setting = port_setting(game) if game else "its port setting"
+            else:  # a game's bot WebSocket port: its door names the setting
+                spec, door = next((found for (_, p), found in bot_socket_doors().items() if p == where), (None, None))
+                what = f"{spec.door_label(door)} bot listener" if spec else "a bot listener"
+                setting = door.port_setting if door else "its port setting"
             reason = getattr(error, "socketError", None) or error
             failures.append(cannot_listen(what, getattr(error, "interface", host), where or 0,
                                           getattr(reason, "strerror", None) or str(reason), setting))
