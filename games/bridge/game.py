@@ -64,7 +64,16 @@ class BridgeSpec(GameSpec):
         return isinstance(action, str) and state.is_legal(seat, action)
 
     # ---- Bot access
+    bot_access = "tcp"
     bot_deadline_setting = "BRIDGE_BOT_DEADLINE"
+    key_note = 'Quote your name and add the key to HELLO: HELLO "my-bot" arena-key-….'
+    protocol_note = ("Bots: connect over TCP to port {port} and speak the text protocol (one message per line, "
+                     "HELLO first, then JOIN-M or JOIN-T): see the protocol page, /protocols/bridge/.")
+
+    async def start_listener(self, arena):
+        """The text protocol's door (games/bridge/transport.py) on ``BRIDGE_PORT``."""
+        from games.bridge import transport
+        return await transport.start_listener(arena)
 
     # ---- Presentation
     seats_note = ("North and South play together against East and West. \"Open\" seats wait for a person who "
