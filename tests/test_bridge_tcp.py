@@ -17,7 +17,8 @@ from tests.test_liars_dice_tcp import sigint_not_ignored
 
 #: One board played twice (instant replay) at automatic tables; a silent seat waits 1 s.
 ENV = {"BRIDGE_AUTO_BOARDS": "1", "BRIDGE_BOT_DEADLINE": "1", "ARENA_ROUND_PAUSE": "0",
-       "ARENA_BUILTIN_DELAY": "0", "ARENA_HUMAN_DEADLINE": "5"}
+       "ARENA_BUILTIN_DELAY": "0", "ARENA_HUMAN_DEADLINE": "5", "ARENA_MESSAGE_TIMEOUT": "2",
+       "ARENA_FIRST_MESSAGE_TIMEOUT": "2"}
 
 
 @pytest.fixture
@@ -71,3 +72,162 @@ def test_four_clients_join_any_and_play_the_match_to_the_end(arena):
         assert len(scores) == 2  # one board, played twice
         hands = [line for line in c.lines if line.startswith("HAND")]
         assert len(hands) == 2 and all(len(h.split()) == 14 for h in hands)
+
+
+def joined_lines(client: TextClient) -> list[str]:
+    return [line for line in client.lines if line.startswith("JOINED")]
+
+
+def test_join_a_new_game_then_that_game_and_seat_joined_as_the_page_says(arena):
+    ann = TextClient(arena.bridge_port, "Ann", seed=1)
+    assert ann.wait_for(lambda line: line.startswith("GAMES")) == "GAMES"
+    ann.send("JOIN-M NEW N")
+    first = ann.wait_for(lambda line: line.startswith("JOINED"))
+    game = first.split()[1]
+    assert first == f"JOINED {game} N Ann"
+    ben = TextClient(arena.bridge_port, "Ben", seed=2)
+    assert game in ben.wait_for(lambda line: line.startswith("GAMES")).split()[1:]
+    ben.send(f"JOIN-M {game}")
+    ben.wait_for(lambda line: line.endswith("Ben") and line.startswith("JOINED"))
+    cat = TextClient(arena.bridge_port, "Cat", seed=3)
+    cat.wait_for(lambda line: line.startswith("GAMES"))
+    cat.send("JOIN-M ANY S")
+    cat.wait_for(lambda line: line.endswith("Cat") and line.startswith("JOINED"))
+    dan = TextClient(arena.bridge_port, "Dan", seed=4)
+    dan.wait_for(lambda line: line.startswith("GAMES"))
+    dan.send(f"JOIN-M {game} W")
+    for c in (ann, ben, cat, dan):
+        c.wait_closed()
+    assert joined_lines(ann) == [f"JOINED {game} N Ann", f"JOINED {game} E Ben", f"JOINED {game} S Cat",
+                                 f"JOINED {game} W Dan"]
+    assert joined_lines(ben) == [f"JOINED {game} N Ann", f"JOINED {game} E Ben", f"JOINED {game} S Cat",
+                                 f"JOINED {game} W Dan"]
+    assert joined_lines(dan) == [f"JOINED {game} N Ann", f"JOINED {game} E Ben", f"JOINED {game} S Cat",
+                                 f"JOINED {game} W Dan"]
+    assert dan.lines.index(f"JOINED {game} W Dan") < next(i for i, l in enumerate(dan.lines) if l.startswith("HAND"))
+    assert match_of(arena, game)["status"] == "finished"
+    assert not any(c.naks() for c in (ann, ben, cat, dan))
+
+
+def test_join_t_two_pairs_play_a_team_match_scored_in_imps(arena):
+    ann, bea = TextClient(arena.bridge_port, "Ann", seed=11), TextClient(arena.bridge_port, "Bea", seed=12)
+    for c in (ann, bea):
+        c.wait_for(lambda line: line.startswith("GAMES"))
+    ann.send("JOIN-T Bea")
+    bea.send("JOIN-T Ann")
+    cid = TextClient(arena.bridge_port, "Cid", seed=13)
+    cid.wait_for(lambda line: line.startswith("GAMES"))
+    wait_until(lambda: (cid.send("TOURNAMENTS"), cid.wait_for(lambda l: l.startswith("TOURNAMENTS"),
+                                                                start=len(cid.lines)))[1] == "TOURNAMENTS T1",
+               10, "the waiting pair's team match listed")
+    dee = TextClient(arena.bridge_port, "Dee", seed=14)
+    dee.wait_for(lambda line: line.startswith("GAMES"))
+    cid.send("JOIN-T T1 Dee")
+    dee.send("JOIN-T Cid")
+    for c in (ann, bea, cid, dee):
+        c.wait_closed()
+    assert [(c.name, SEATS[c.seat]) for c in (ann, cid, bea, dee)] == [("Ann", "N"), ("Cid", "E"), ("Bea", "S"),
+                                                                        ("Dee", "W")]
+    match = match_of(arena, ann.game)
+    assert match["status"] == "finished"
+    assert match["config"]["replay"] is True
+    imps = match["result"]["imps"]
+    assert imps is not None and match["result"]["scores"] == [imps[0], imps[1], imps[0], imps[1]]
+    assert not any(c.naks() for c in (ann, bea, cid, dee))
+
+
+def test_every_nak_of_the_page(arena):
+    """Each refusal the page shows, said by the server over the wire, and the forced call's NAK."""
+    early = TextClient(arena.bridge_port)
+    early.send("GAMES")
+    assert early.wait_for(lambda l: l.startswith("NAK")) == "NAK send HELLO <your name> first"
+    clients = [TextClient(arena.bridge_port, n, play=False) for n in ("Ann", "Ben", "Cat", "Dan")]
+    n, e, s, w = clients
+    n.wait_for(lambda l: l.startswith("GAMES"))
+    n.send("JOIN-M NEW N")
+    game = n.wait_for(lambda l: l.startswith("JOINED")).split()[1]
+    for c, seat in ((e, "E"), (s, "S"), (w, "W")):
+        c.wait_for(lambda l: l.startswith("GAMES"))
+        c.send(f"JOIN-M {game} {seat}")
+    n.wait_for(lambda l: l.startswith("AUCOPEN N"))
+
+    def nak(client, line):
+        at = len(client.lines)
+        client.send(line)
+        return client.wait_for(lambda l: l.startswith("NAK"), start=at)
+
+    assert nak(e, "HELO") == ("NAK unknown message 'HELO': a client sends HELLO, GAMES, TOURNAMENTS, JOIN-M, "
+                              "JOIN-T, BID, PLAY")
+    assert nak(e, "BID 1C 1D") == "NAK BID takes one argument, got 2: BID <bid>, e.g. BID 1NT, BID PASS, BID DOUBLE"
+    assert nak(e, "BID 1N") == ("NAK '1N' is not a bid: 1C ... 7NT (level 1-7, strain C D H S NT), PASS, DOUBLE "
+                                "or REDOUBLE")
+    assert nak(e, "PLAY HA") == "NAK 'HA' is not a card: rank then suit, e.g. 10H, AS, 2C"
+    assert nak(e, "BID PASS") == "NAK it is North's turn, not East's"
+    assert nak(e, "JOIN-M NEW") == f"NAK you are seated at game {game} already"
+    at = len(e.lines)
+    e.send_raw(b"BID " + b"x" * 600 + b"\n")
+    assert e.wait_for(lambda l: l.startswith("NAK"), start=at) == \
+        "NAK line too long: more than 512 bytes, at most 512; skipped"
+    n.send("BID 1C")
+    e.wait_for(lambda l: l == "AUCOPEN E 1C")
+    assert nak(e, "BID 1C") == "NAK insufficient bid: 1C does not beat 1C"
+    for c in (e, s, w):
+        c.wait_for(lambda l: l.startswith("AUCOPEN " + SEATS[clients.index(c)]))
+        c.send("BID PASS")
+    n.wait_for(lambda l: l == "AUCCLOSE C 1C UNDOUBLED NS N")
+    assert nak(s, "PLAY 2C") == "NAK South is dummy: declarer (North) plays dummy's cards"
+    assert nak(e, "BID PASS") == "NAK the auction is over: send PLAY <card>, e.g. PLAY 10H"
+    # East leads a suit dummy (South) holds; declarer then offers dummy's card of another suit.
+    east_hand = e.wait_for(lambda l: l.startswith("HAND")).split()[1:]
+    south_hand = s.wait_for(lambda l: l.startswith("HAND")).split()[1:]
+    lead = next(c for c in east_hand if any(d[-1] == c[-1] for d in south_hand)
+                and any(d[-1] != c[-1] for d in south_hand))
+    e.send(f"PLAY {lead}")
+    n.wait_for(lambda l: l.startswith("TRICK S"))
+    dummy = n.wait_for(lambda l: l.startswith("DUMMY")).split()[1:]
+    assert dummy == [c for c in south_hand if c != lead]
+    off = next(d for d in dummy if d[-1] != lead[-1])
+    assert nak(n, f"PLAY {off}") == f"NAK follow suit: {lead[-1]} was led and dummy holds {lead[-1]}"
+    # Nobody answers for dummy now: at the deadline the server plays dummy's lowest legal card
+    # and tells declarer.
+    forced = n.wait_for(lambda l: l.startswith("NAK deadline passed"))
+    assert forced.startswith("NAK deadline passed: the server played ") and forced.endswith(" for you")
+    for c in clients:
+        c.close()
+
+
+def test_bad_huge_and_endless_lines(arena):
+    bad = TextClient(arena.bridge_port, "Eve")
+    bad.wait_for(lambda l: l.startswith("GAMES"))
+    bad.send_raw(b"\xff\xfe\n")
+    assert bad.wait_for(lambda l: l.startswith("NAK")) == "NAK the line is not UTF-8"
+    bad.send_raw(b"HELLO\tEve\n")
+    assert "control character" in bad.wait_for(lambda l: l.startswith("NAK control"))
+    bad.send_raw(b"JOIN-M " + b"9" * 513 + b"\n")
+    bad.wait_for(lambda l: l.startswith("NAK line too long"))
+    bad.send("HELLO Eve")
+    assert bad.wait_for(lambda l: l.startswith("NAK you said")) == "NAK you said HELLO already, as Eve"
+    # A line that never ends: the connection is closed when the message deadline passes,
+    # however many bytes keep coming.
+    endless = TextClient(arena.bridge_port, "Flo")
+    endless.wait_for(lambda l: l.startswith("GAMES"))
+    try:
+        for _ in range(50):
+            endless.send_raw(b"x" * 1000)
+            if endless.closed:
+                break
+            time.sleep(0.1)
+    except OSError:
+        pass
+    endless.wait_closed(timeout=30)
+    assert "NAK line too long: more than 512 bytes, at most 512; skipped" in endless.lines
+    # A client that says nothing valid is closed by the first-message deadline.
+    silent = TextClient(arena.bridge_port)
+    silent.wait_closed(timeout=30)
+    assert silent.lines == []
+    # Past MAX_REFUSALS refused lines the connection is closed.
+    spam = TextClient(arena.bridge_port, "Gus")
+    spam.wait_for(lambda l: l.startswith("GAMES"))
+    spam.send_raw(b"BID 1C\n" * 100)
+    spam.wait_closed(timeout=30)
+    assert spam.lines[-1] == "NAK 100 refused lines: disconnected"
