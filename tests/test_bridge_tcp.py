@@ -3,9 +3,9 @@ written from the page alone (tests/bridge_text_client.py) against a server start
 README says, with short deadlines."""
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
-import socket
 import time
 import urllib.request
 
@@ -35,17 +35,6 @@ def match_of(arena, match_id) -> dict:
     return api(arena, f"/api/matches/{match_id}/")
 
 
-def others_cards_never_shown(client: TextClient, hands: dict[int, set[str]]) -> None:
-    """No line to ``client`` names a card of another seat's hand as dealt before that card is
-    played, but dummy's after the opening lead (DUMMY lines are checked to be dummy's)."""
-    for line in client.lines:
-        name, *args = line.split(" ")
-        if name == "HAND":
-            for seat, cards in hands.items():
-                if seat != client.seat:
-                    assert not set(args) & cards or set(args) == cards and False, line
-
-
 def play_four(arena, joins: list[str], names=("Ann", "Ben", "Cat", "Dan"), seed=0) -> list[TextClient]:
     clients = []
     for i, (name, join) in enumerate(zip(names, joins)):
@@ -72,6 +61,18 @@ def test_four_clients_join_any_and_play_the_match_to_the_end(arena):
         assert len(scores) == 2  # one board, played twice
         hands = [line for line in c.lines if line.startswith("HAND")]
         assert len(hands) == 2 and all(len(h.split()) == 14 for h in hands)
+
+
+def answer(client: TextClient, line: str, prefix: str) -> str:
+    """Send ``line``; the first line after it that starts with ``prefix``."""
+    at = len(client.lines)
+    client.send(line)
+    return client.wait_for(lambda l: l.startswith(prefix), start=at)
+
+
+def hands_of(client: TextClient) -> list[list[str]]:
+    """The hands dealt to ``client``, board by board."""
+    return [line.split()[1:] for line in client.lines if line.startswith("HAND")]
 
 
 def joined_lines(client: TextClient) -> list[str]:
@@ -117,9 +118,8 @@ def test_join_t_two_pairs_play_a_team_match_scored_in_imps(arena):
     bea.send("JOIN-T Ann")
     cid = TextClient(arena.bridge_port, "Cid", seed=13)
     cid.wait_for(lambda line: line.startswith("GAMES"))
-    wait_until(lambda: (cid.send("TOURNAMENTS"), cid.wait_for(lambda l: l.startswith("TOURNAMENTS"),
-                                                                start=len(cid.lines)))[1] == "TOURNAMENTS T1",
-               10, "the waiting pair's team match listed")
+    wait_until(lambda: answer(cid, "TOURNAMENTS", "TOURNAMENTS") == "TOURNAMENTS T1", 10,
+               "the waiting pair's team match listed")
     dee = TextClient(arena.bridge_port, "Dee", seed=14)
     dee.wait_for(lambda line: line.startswith("GAMES"))
     cid.send("JOIN-T T1 Dee")
@@ -152,9 +152,7 @@ def test_every_nak_of_the_page(arena):
     n.wait_for(lambda l: l.startswith("AUCOPEN N"))
 
     def nak(client, line):
-        at = len(client.lines)
-        client.send(line)
-        return client.wait_for(lambda l: l.startswith("NAK"), start=at)
+        return answer(client, line, "NAK")
 
     assert nak(e, "HELO") == ("NAK unknown message 'HELO': a client sends HELLO, GAMES, TOURNAMENTS, JOIN-M, "
                               "JOIN-T, BID, PLAY")
@@ -231,3 +229,147 @@ def test_bad_huge_and_endless_lines(arena):
     spam.send_raw(b"BID 1C\n" * 100)
     spam.wait_closed(timeout=30)
     assert spam.lines[-1] == "NAK 100 refused lines: disconnected"
+
+
+def test_a_client_gone_mid_board_gets_forced_actions_and_is_resynced_on_hello(arena):
+    clients = play_four(arena, ["JOIN-M ANY"] * 4, seed=20)
+    ann, ben, cat, dan = clients
+    cat.wait_for(lambda line: line.startswith("HAND"))
+    cat.close()  # gone: its calls and cards are forced at each deadline (1 s)
+    # Back once the play of a board has begun (a card on the table).
+    ann.wait_for(lambda line: line.startswith("TRICK") and len(line.split()) > 2, timeout=120)
+    back = TextClient(arena.bridge_port, "Cat", seed=23)
+    game = ann.game
+    back.wait_for(lambda line: line.startswith("TRICK"))
+    board = sum(line.startswith("HAND") for line in ann.lines)  # the board in play, counted from 1
+    me = SEATS[back.seat]
+    head, resync = back.lines[:4], back.lines[4:]
+    assert sorted(head) == sorted(f"JOINED {game} {SEATS[c.seat]} {c.name}" for c in clients)
+    assert head[-1] == f"JOINED {game} {me} Cat"
+    kinds = [line.split()[0] for line in resync]
+    assert kinds[:4] == ["SCORE-M", "HAND", "AUCOPEN", "AUCCLOSE"]
+    assert kinds[kinds.index("TRICKSWON") + 1] == "TRICK"
+    # The auction is the board's (as the others saw it close), and its hand is what is left
+    # of its own: no card any other seat was dealt for this board.
+    final_auctions = [line.split()[2:] for line in ann.lines if line.startswith("AUCOPEN 0")]
+    assert resync[2].split()[2:] == final_auctions[board - 1]
+    others_now = set().union(*[set(hands_of(c)[board - 1]) for c in (ann, ben, dan)])
+    hand_now = set(resync[1].split()[1:])
+    assert hand_now and not hand_now & others_now
+    for c in (ann, ben, dan, back):
+        c.wait_closed()
+    # Nothing the returning client was told showed another seat's unplayed card: others'
+    # cards only once played (PLAY, TRICK) or dummy's (DUMMY, dummy's hand as dealt).
+    played = {line.split()[2] for c in (ann, ben, dan) for line in c.lines if line.startswith("PLAY ")}
+    dealt = [set(h) for c in (ann, ben, dan) for h in hands_of(c)]
+    for n, hand in enumerate(hands_of(back)):
+        others = set().union(*[set(hands_of(c)[board - 1 + n]) for c in (ann, ben, dan)])
+        assert len(hand) <= 13 and not set(hand) & others, hand
+    for line in back.lines:
+        name, *args = line.split()
+        if name == "DUMMY":
+            assert any(set(args) <= set(hand) for hand in dealt + hands_of(cat) + hands_of(back)), line
+        if name == "TRICK":
+            assert set(args[1:]) <= played, line
+    match = match_of(arena, game)
+    assert match["status"] == "finished"
+    seat = next(i for i, s in enumerate(match["seats"]) if s["name"] == "Cat")
+    events = api(arena, f"/api/matches/{game}/?limit=1000")["events"]
+    gone = [e for e in events if e["seat"] == seat and e["forced"]]
+    assert gone and all(e["reason"].startswith(("disconnected: ", "no call within 1 s", "no card within 1 s"))
+                        for e in gone)
+    assert any(e["reason"] in ("disconnected: pass", "disconnected: lowest legal card") for e in gone)
+    assert not back.naks() or all(n.startswith("NAK deadline passed") for n in back.naks())
+
+
+def test_the_newer_connection_with_the_name_wins(arena):
+    old = TextClient(arena.bridge_port, "Ann")
+    old.wait_for(lambda line: line.startswith("GAMES"))
+    new = TextClient(arena.bridge_port, "Ann")
+    new.wait_for(lambda line: line.startswith("GAMES"))
+    old.wait_closed(timeout=10)
+    assert old.lines[-1] == "NAK another connection said HELLO with your name: this one is closed"
+
+
+async def play_as_person(guest, match_id: int) -> int:
+    """A person through the match WebSocket: passes in the auction, then a legal card (of the
+    suit led when it can) from its hand or from dummy's when the request is for dummy's."""
+    moves = 0
+    async with guest.websocket(match_id) as ws:
+        while True:
+            msg = json.loads(await asyncio.wait_for(ws.recv(), 60))
+            if msg["type"] != "match.view":
+                continue
+            await ws.send(json.dumps({"type": "ack", "version": msg["version"]}))
+            view = msg["view"]
+            if view["terminal"]:
+                return moves
+            request = msg.get("request")
+            if not request:
+                continue
+            if view["phase"] == "auction":
+                action = "P"
+            else:
+                cards = view["dummy_hand"] if view["player"] != view["seat"] else view["hand"]
+                led = view["trick"]["cards"][0][0] if view["trick"]["cards"] else None
+                action = next((c for c in cards if c[0] == led), cards[0])
+            await ws.send(json.dumps({"type": "act", "version": request["version"], "action": action}))
+            moves += 1
+
+
+def test_text_bots_a_built_in_bot_and_a_person_at_one_table(arena):
+    from tests.human_client import Guest
+
+    person = Guest(arena.url, "Pat")
+    match_id = person.create_table("bridge", {"scoring": "duplicate", "boards": 1},
+                                   ["open_bot", "builtin:random", "me", "open_bot"])
+    north = TextClient(arena.bridge_port, "Ann", seed=31)
+    north.wait_for(lambda line: line.startswith("GAMES"))
+    north.send(f"JOIN-M {match_id} N")
+    north.wait_for(lambda line: line == f"JOINED {match_id} N Ann")
+    west = TextClient(arena.bridge_port, "Dan", seed=32)
+    west.wait_for(lambda line: line.startswith("GAMES"))
+    west.send(f"JOIN-M {match_id}")
+    moves = asyncio.run(play_as_person(person, match_id))
+    for c in (north, west):
+        c.wait_closed()
+    assert joined_lines(west) == [f"JOINED {match_id} N Ann", f"JOINED {match_id} E Random bot",
+                                  f"JOINED {match_id} S Pat", f"JOINED {match_id} W Dan"]
+    assert moves >= 1
+    match = match_of(arena, match_id)
+    assert match["status"] == "finished"
+    assert [s["name"] for s in match["seats"]] == ["Ann", "Random bot", "Pat", "Dan"]
+
+
+def test_the_protocol_page_is_served_in_the_sites_layout(arena):
+    with urllib.request.urlopen(arena.url + "/protocols/bridge/", timeout=10) as resp:
+        page = resp.read().decode()
+    assert "<h1>Contract bridge: the text protocol</h1>" in page
+    assert "<table>" in page and "<code>JOIN-T [&lt;tournamentid&gt;] &lt;partner's name&gt;</code>" in page
+    assert "&lt;!--" not in page and "<!-- example" not in page
+    assert 'href="/rules/bridge/"' in page
+    with urllib.request.urlopen(arena.url + "/rules/bridge/", timeout=10) as resp:
+        assert 'href="/protocols/bridge/"' in resp.read().decode()
+
+
+def test_kill_9_mid_board_then_the_match_is_aborted_and_a_new_connection_plays(arena_factory):
+    from tests.test_crash import restart
+
+    with sigint_not_ignored():
+        arena = arena_factory(env=ENV)
+    clients = play_four(arena, ["JOIN-M ANY"] * 4, seed=40)
+    clients[0].wait_for(lambda line: line.startswith("BID") or line.startswith("PLAY"))
+    game = clients[0].game
+    arena.proc.send_signal(signal.SIGKILL)
+    arena.proc.wait()
+    for c in clients:
+        c.wait_closed(timeout=10)
+    again = restart(arena)
+    try:
+        assert match_of(again, game)["status"] == "aborted"
+        newcomer = TextClient(again.bridge_port, "Ann")
+        assert newcomer.wait_for(lambda line: line.startswith("GAMES")) == "GAMES"
+        newcomer.send("JOIN-M NEW")
+        assert newcomer.wait_for(lambda line: line.startswith("JOINED")).endswith(" N Ann")
+    finally:
+        again.stop()
