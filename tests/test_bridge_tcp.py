@@ -373,3 +373,28 @@ def test_kill_9_mid_board_then_the_match_is_aborted_and_a_new_connection_plays(a
         assert newcomer.wait_for(lambda line: line.startswith("JOINED")).endswith(" N Ann")
     finally:
         again.stop()
+
+
+def test_team_pairing_is_bounded_in_count_and_time():
+    """JOIN-T's bookkeeping on a controlled clock: pairs of players who named each other,
+    two pairs make a match (the waiting pair first), requests dropped after ``wait_s``, and
+    no more than ``max_entries`` kept."""
+    from games.bridge.transport import TeamPairing
+
+    now = [0.0]
+    pairing = TeamPairing(max_entries=3, wait_s=10, clock=lambda: now[0])
+    a, b, c, d, e = "abcde"
+    assert pairing.ask(a, "Ann", "Bea", None) == ("wait", None)
+    assert pairing.ask(b, "Bea", "Ann", None) == ("wait", None) and pairing.ids() == ["T1"]
+    assert pairing.ask(c, "Cid", "Cid", None)[0] == "refuse"
+    assert pairing.ask(c, "Cid", "Dee", "T9") == ("refuse", "no team match T9 is waiting for a pair "
+                                                             "(TOURNAMENTS lists them)")
+    assert pairing.ask(c, "Cid", "Dee", "T1") == ("wait", None)
+    assert pairing.ask(e, "Eve", "Fay", None) == ("wait", None)
+    assert pairing.ask(d, "Gus", "Hal", None)[0] == "refuse"  # three kept already
+    assert pairing.ask(d, "Dee", "Cid", None) == ("start", ((a, b), (c, d)))
+    assert pairing.ids() == []
+    now[0] = 11.0
+    assert pairing.expired() == [e] and not pairing.requests
+    assert pairing.ask(a, "Ann", "Bea", None) == ("wait", None)
+    assert pairing.drop(a) is None and not pairing.requests

@@ -24,7 +24,7 @@ import itertools
 import logging
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 from asgiref.sync import sync_to_async
@@ -173,7 +173,6 @@ class _Waiting:
     tid: str
     pair: tuple["BridgeClient", "BridgeClient"]
     at: float
-    match_id: int | None = field(default=None)
 
 
 class TeamPairing:
@@ -339,7 +338,7 @@ class BridgeDoor:
                     c.refuse("a player of the team match left before it began; send JOIN-T again")
             return
         config = {"scoring": "duplicate", "boards": settings.ARENA["BRIDGE_AUTO_BOARDS"], "replay": True}
-        match_id, codes = await self.arena.prepare(GAME, config, [c.name for c in clients])
+        _, codes = await self.arena.prepare(GAME, config, [c.name for c in clients])
         for client, code in zip(clients, codes):
             seat = client.new_seat()
             await self.arena.seat_reserved(code, seat)
