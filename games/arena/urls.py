@@ -10,6 +10,7 @@ urlpatterns = [
     path("tables/new/<slug:game>/", views.create_table, name="create_table"),
     path("play/<slug:game>/", views.play_bot, name="play_bot"),
     path("rules/<slug:game>/", views.rules_page, name="rules"),
+    path("protocols/<slug:game>/", views.protocol_page, name="protocol"),
     path("matches/<int:match_id>/", views.match_page, name="match"),
     path("matches/<int:match_id>/join/<int:index>/", views.join, name="join"),
     path("matches/<int:match_id>/leave/", views.leave, name="leave"),

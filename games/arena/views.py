@@ -2,6 +2,10 @@
 replay), history, nickname and accounts."""
 from __future__ import annotations
 
+import functools
+import re
+from pathlib import Path
+
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django import forms
@@ -535,6 +539,31 @@ def signup(request):
                 return redirect("lobby")
         throttle.SIGNUP_BY_ADDRESS.refund(_address(request))  # no account made
     return render(request, "registration/signup.html", {"form": form})
+
+
+@functools.lru_cache(maxsize=8)
+def _protocol_html(path: str, mtime_ns: int) -> str:
+    """A protocol's markdown file as HTML (CommonMark and tables; raw HTML in the file is
+    escaped, never passed through, but its comments, markers for the tests, are left out);
+    cached until the file changes."""
+    from markdown_it import MarkdownIt
+    text = re.sub(r"<!--.*?-->\n?", "", Path(path).read_text(encoding="utf-8"), flags=re.S)
+    return MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
+
+
+def protocol_page(request, game: str):
+    """A game's bot protocol as published in the repository (``docs/<slug>-protocol.md``),
+    in the site's layout; 404 for a game without one."""
+    try:
+        spec = registry.get(game)
+    except KeyError:
+        raise Http404("no such game") from None
+    path = Path(settings.BASE_DIR) / "docs" / f"{spec.slug}-protocol.md"
+    try:
+        mtime = path.stat().st_mtime_ns
+    except FileNotFoundError:
+        raise Http404("this game has no protocol page") from None
+    return render(request, "protocol.html", {"spec": spec, "html": _protocol_html(str(path), mtime)})
 
 
 def rules_page(request, game: str):

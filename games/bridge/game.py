@@ -5,9 +5,9 @@ from datetime import datetime
 
 from django.conf import settings
 
-from games.arena.registry import AnalysisBusy, ConfigField, GameSpec, register
+from games.arena.registry import AnalysisBusy, ConfigField, Door, GameSpec, register
 from games.arena.seats import Answer
-from games.bridge import analysis, files, protocol, rules
+from games.bridge import analysis, files, protocol, rules, transport
 from games.bridge.bots import BUILTIN_BOTS
 
 #: Most boards a table made on the form plays (a team match plays each twice).
@@ -66,7 +66,14 @@ class BridgeSpec(GameSpec):
         return isinstance(action, str) and state.is_legal(seat, action)
 
     # ---- Bot access
+    doors = (
+        Door("text protocol", "tcp", "BRIDGE_HOST", "BRIDGE_PORT", "/protocols/bridge/",
+             note="Bots: connect over TCP to port {port} and speak the text protocol (one message per line, "
+                  "HELLO first, then JOIN-M or JOIN-T).",
+             start=transport.start_listener),
+    )
     bot_deadline_setting = "BRIDGE_BOT_DEADLINE"
+    key_note = 'Quote your name and add the key to HELLO: HELLO "my-bot" arena-key-….'
 
     # ---- Files
     exports = {"pbn": "PBN (Portable Bridge Notation)", "lin": "LIN (Bridge Base Online)"}

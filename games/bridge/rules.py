@@ -618,7 +618,7 @@ class BridgeState(State):
         actor = self.to_act()[0]
         if seat != actor:
             if seat == self.dummy and self.phase == _PLAY:
-                return f"{SEAT_NAMES[seat]} is dummy: declarer ({SEAT_NAMES[actor]}) plays dummy's cards"
+                return f"{SEAT_NAMES[seat]} is dummy: declarer ({SEAT_NAMES[self.declarer]}) plays dummy's cards"
             return f"it is {SEAT_NAMES[actor]}'s turn, not {SEAT_NAMES[seat]}'s"
         if self.is_legal(seat, action):
             return None
