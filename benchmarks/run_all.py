@@ -51,6 +51,10 @@ def benchmarks(args) -> list[tuple[str, list[str], list[str], int]]:
         ("ratings", ["ratings.py"], ["ratings.py", "--matches", "20000", "--bots", "1000", "--ld-matches", "500",
                                      "--jass-matches", "200"], 3600),
         ("reconnect_flood", ["reconnect_flood.py"], ["reconnect_flood.py"], 600),
+        ("bridge_rules", ["bridge_rules.py"], ["bridge_rules.py", "--rounds", "1"], 600),
+        ("bridge_bots", ["bridge_bots.py"], ["bridge_bots.py", "--boards", "200"], 900),
+        ("bridge_analysis", ["bridge_analysis.py"], ["bridge_analysis.py", "--boards", "4", "--rounds", "1"], 900),
+        ("bridge_doors", ["bridge_tcp_boards.py"], ["bridge_tcp_boards.py", "--boards", "4", "--rounds", "1"], 900),
     ]
     return rows
 
