@@ -398,3 +398,35 @@ def test_team_pairing_is_bounded_in_count_and_time():
     assert pairing.expired() == [e] and not pairing.requests
     assert pairing.ask(a, "Ann", "Bea", None) == ("wait", None)
     assert pairing.drop(a) is None and not pairing.requests
+
+
+def test_a_registered_bot_plays_under_its_key_and_its_name_alone_is_refused(arena):
+    """HELLO with a registered bot's key seats it as that bot (verified, linked to it); its name
+    without the key, or a look-alike of it, is refused with a NAK (docs: HELLO); a wrong key too."""
+    key = "arena-key-" + "k" * 32
+    bot_id = int(arena.shell(
+        "from django.contrib.auth.models import User\n"
+        "from games.arena.models import RegisteredBot\n"
+        "from games.arena.bot_keys import hash_key\n"
+        "owner = User.objects.create_user('owner', password='a-long-password-1')\n"
+        f"print(RegisteredBot.objects.create(owner=owner, game='bridge', name='Ben Robot', key_hash=hash_key({key!r})).pk)\n"
+    ).split()[-1])
+    for name in ("Ben Robot", "BEN  R0BOT"):
+        squatter = TextClient(arena.bridge_port, name)
+        refusal = squatter.wait_for(lambda l: l.startswith("NAK"))
+        assert "is a registered bot's name" in refusal and "send its key" in refusal
+        squatter.close()
+    wrong = TextClient(arena.bridge_port, "Ben Robot", key="arena-key-" + "w" * 32)
+    assert wrong.wait_for(lambda l: l.startswith("NAK")).startswith("NAK bot key refused: unknown bot key")
+    wrong.close()
+    clients = play_four(arena, ["JOIN-M ANY"] * 4, names=("Ann", "Cat", "Dan", "Eve"))
+    ben = TextClient(arena.bridge_port, "Ben Robot", key=key)
+    ben.wait_for(lambda l: l.startswith("GAMES"))
+    ben.send("JOIN-M ANY")
+    ben.wait_for(lambda l: l.startswith("JOINED") and l.endswith(" Ben Robot"))
+    for c in clients:
+        c.close()
+    match = match_of(arena, ben.game)
+    seat = next(s for s in match["seats"] if s["name"] == "Ben Robot")
+    assert seat["verified"] is True and seat["bot_id"] == bot_id
+    ben.close()
