@@ -64,7 +64,15 @@ class BridgeSpec(GameSpec):
         return isinstance(action, str) and state.is_legal(seat, action)
 
     # ---- Bot access
+    bot_access = "tcp"
     bot_deadline_setting = "BRIDGE_BOT_DEADLINE"
+
+    async def start_listener(self, arena):
+        """The Blue Chip table manager on ``BRIDGE_TABLE_MANAGER_PORT``
+        (games/bridge/table_manager.py)."""
+        from games.bridge.table_manager import start_listener
+
+        return await start_listener(arena)
 
     # ---- Presentation
     seats_note = ("North and South play together against East and West. \"Open\" seats wait for a person who "
