@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 import urllib.request
+from contextlib import contextmanager
 
 from tests.bluechip_client import SEATS, BenClient, WBridge5Client
 from tests.serverproc import start_arena, wait_until
@@ -37,16 +38,29 @@ def always_pass(client, board):
     return "P"
 
 
+def bid_grand_slam(client, board):
+    """Always legal, and the board is played rather than passed out."""
+    return "P" if "7NT" in board.calls else "7NT"
+
+
 def serve(arena_factory, **env):
     """A server whose automatic bridge tables play one board twice (instant replay)."""
     full = {"BRIDGE_AUTO_BOARDS": "1", "BRIDGE_AUTO_REPLAY": "1", "BRIDGE_BOT_DEADLINE": "5",
             "ARENA_ROUND_PAUSE": "0"}
     full.update({k: str(v) for k, v in env.items()})
+    with sigint_not_ignored():
+        return arena_factory(env=full)
+
+
+@contextmanager
+def sigint_not_ignored():
+    """A server started while pytest has SIGINT ignored would inherit that, and could not be
+    stopped (``ArenaProcess.stop`` sends SIGINT)."""
     ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-    if ignored:  # a server started from here inherits it, and could not be stopped
+    if ignored:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        return arena_factory(env=full)
+        yield
     finally:
         if ignored:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -260,38 +274,78 @@ def test_a_silent_robot_gets_forced_actions_recorded_with_the_reason(arena_facto
 
 def test_bad_huge_and_endless_lines_are_logged_and_the_dropped_seat_is_played_for(arena_factory):
     arena = serve(arena_factory, BRIDGE_BOT_DEADLINE="0.5", ARENA_MESSAGE_TIMEOUT="1")
-    shell_table(arena, ["open_bot", "builtin:rules", "open_bot", "builtin:rules"],
+    shell_table(arena, ["builtin:rules", "open_bot", "open_bot", "builtin:rules"],
                 '{"scoring": "duplicate", "boards": 1}')
     errors: list = []
-    # South plays on (a table whose last robot or person left would be abandoned)
-    partner = BenClient("Noisy", 2, always_pass, highest_card)
+    # South plays on (a table whose last robot or person left would be abandoned) and
+    # declares, so that East defends: it has cards to play once it is gone
+    partner = BenClient("Noisy", 2, bid_grand_slam, highest_card)
     thread = start(partner, arena, errors)
     with socket.create_connection(("127.0.0.1", arena.table_manager_port), timeout=WAIT) as sock:
         reader = sock.makefile("rb")
         sock.sendall(b"hello there\r\n")  # before the connect line: logged, not fatal
-        sock.sendall(b'Connecting "Noisy" as North using protocol version 18\n')  # LF alone
-        assert reader.readline() == b'North ("Noisy") seated\r\n'
-        sock.sendall(b"North ready for teams\r\n")
-        assert reader.readline().startswith(b'Teams : N/S : "Noisy"')
-        sock.sendall(b"North ready to start\r\n")
+        sock.sendall(b'Connecting "Noisy" as East using protocol version 18\n')  # LF alone
+        assert reader.readline() == b'East ("Noisy") seated\r\n'
+        sock.sendall(b"East ready for teams\r\n")
+        assert reader.readline() == b'Teams : N/S : "Noisy" E/W : "Noisy"\r\n'
+        sock.sendall(b"East ready to start\r\n")
         assert reader.readline() == b"Start of board\r\n"
-        sock.sendall(b"North bids 1NT\r\n")  # out of turn: the deal comes first
-        sock.sendall(b"North ready for " + b"x" * 5000 + b"\r\n")  # huge
-        sock.sendall(b"north  READY FOR  DEAL\r\n")
+        sock.sendall(b"East bids 1NT\r\n")  # out of turn: the deal comes first
+        sock.sendall(b"East ready for " + b"x" * 5000 + b"\r\n")  # huge
+        sock.sendall(b"EAST  ready FOR  deal\r\n")
         assert reader.readline().startswith(b"Board number 1. Dealer North.")
-        sock.sendall(b"North ready for")  # endless: never finished
+        sock.sendall(b"East ready for")  # endless: never finished
         assert reader.readline() == b""  # closed past the message deadline
     thread.join(WAIT)
     assert errors == [] and partner.received[-1] == "End of session"
     log = arena.log()
     assert "not a Blue Chip protocol line: 'hello there'" in log
-    assert 'expected "North ready for deal"' in log
+    assert 'expected "East ready for deal"' in log
     assert "line longer than 601 bytes" in log
     assert "a message begun 1 s ago has not ended; closed" in log
     match = finished_match(arena)
-    mine = [e for e in match["events"] if e["seat"] == 0]
+    mine = [e for e in match["events"] if e["seat"] == 1]
     assert mine and all(e["forced"] for e in mine)
     assert mine[-1]["reason"] == "disconnected: lowest legal card"
+
+
+def test_an_illegal_call_is_refused_then_forced_and_the_robot_reconnects_to_replay(arena_factory):
+    arena = serve(arena_factory, BRIDGE_BOT_DEADLINE="0.5")
+    shell_table(arena, ["open_bot", "builtin:rules", "open_bot", "builtin:rules"],
+                '{"scoring": "duplicate", "boards": 1}')
+    errors: list = []
+    partner = BenClient("Rash", 2, bid_grand_slam, highest_card)
+    thread = start(partner, arena, errors)
+
+    def board_start(sock, reader):
+        sock.sendall(b'Connecting "Rash" as North using protocol version 18\r\n')
+        assert reader.readline() == b'North ("Rash") seated\r\n'
+        for ask, answer in ((b"ready for teams", b"Teams : "), (b"ready to start", b"Start of board"),
+                            (b"ready for deal", b"Board number 1. Dealer North."),
+                            (b"ready for cards", b"North's cards : S ")):
+            sock.sendall(b"North " + ask + b"\r\n")
+            assert reader.readline().startswith(answer), arena.log()
+
+    with socket.create_connection(("127.0.0.1", arena.table_manager_port), timeout=WAIT) as sock:
+        reader = sock.makefile("rb")
+        board_start(sock, reader)
+        sock.sendall(b"North doubles\r\n")  # nothing to double: refused, then passed for it
+        assert reader.readline() == b"", arena.log()  # out of step with the table: disconnected
+    with socket.create_connection(("127.0.0.1", arena.table_manager_port), timeout=WAIT) as sock:
+        reader = sock.makefile("rb")
+        board_start(sock, reader)  # back in its seat: the board from its start
+        sock.sendall(b"North passes\r\nNorth ready for East's bid\r\n")  # as the table has it
+        assert reader.readline().startswith(b"East ")
+    thread.join(WAIT)
+    assert errors == [] and partner.received[-1] == "End of session"
+    log = arena.log()
+    assert "Rash (North): X refused: " in log
+    assert "out of step (the table recorded call P where this robot has X)" in log
+    assert "reconnected to North of match 1" in log
+    match = finished_match(arena)
+    north = [e for e in match["events"] if e["seat"] == 0]
+    assert north[0]["action"] == "P" and north[0]["reason"] == "no call within 0.5 s: pass"
+    assert match["result"]["boards"][0]["contract"].startswith("7NT")
 
 
 def test_a_kill_9_mid_board_leaves_the_match_aborted_and_new_robots_play_after_the_restart(arena_factory):
@@ -311,14 +365,8 @@ def test_a_kill_9_mid_board_leaves_the_match_aborted_and_new_robots_play_after_t
         t.join(10)
     assert len(errors) == 4 and not any(c.ended for c in clients)
     env = {k: v for k, v in arena.env.items() if not k.endswith("_PORT")}
-    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-    if ignored:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
+    with sigint_not_ignored():
         again = start_arena(env=env, data_dir=arena.data_dir)
-    finally:
-        if ignored:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         [aborted] = matches(again, "aborted")
         assert aborted["result"] == {"aborted": "the server stopped during the match"}
