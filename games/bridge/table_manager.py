@@ -46,7 +46,7 @@ from collections import deque
 
 from django.conf import settings
 
-from games.arena.service import SeatingBusy
+from games.arena.service import ListenerError, SeatingBusy, cannot_listen
 from games.arena.transport import Deadlines, LineConnection, admission_from_settings, start_line_server
 from games.base import ProtocolError
 from games.bridge import bluechip
@@ -388,12 +388,18 @@ class RobotLink:
 
 async def start_listener(arena):
     """Listen for Blue Chip robots on ``BRIDGE_HOST:BRIDGE_TABLE_MANAGER_PORT`` (default 2000)
-    with the core's bounds (module docstring)."""
+    with the core's bounds (module docstring).  Raises :class:`ListenerError` naming
+    ``BRIDGE_TABLE_MANAGER_PORT`` when it cannot listen there."""
     cfg = settings.ARENA
     manager = TableManager(arena, cfg)
-    return await start_line_server(
-        lambda conn: RobotLink(conn, manager),
-        cfg["BRIDGE_HOST"], cfg["BRIDGE_TABLE_MANAGER_PORT"], bluechip.MAX_LINE + 1,  # + the CR of a CRLF
-        cfg["MAX_CONNECTIONS"], "bridge table manager", lines_per_s=cfg["LINES_PER_S"], burst=cfg["LINES_BURST"],
-        admission=admission_from_settings(cfg),
-        deadlines=Deadlines(cfg["FIRST_MESSAGE_TIMEOUT"], cfg["MESSAGE_TIMEOUT"]))
+    host, port = cfg["BRIDGE_HOST"], cfg["BRIDGE_TABLE_MANAGER_PORT"]
+    try:
+        return await start_line_server(
+            lambda conn: RobotLink(conn, manager),
+            host, port, bluechip.MAX_LINE + 1,  # + the CR of a CRLF
+            cfg["MAX_CONNECTIONS"], "bridge table manager", lines_per_s=cfg["LINES_PER_S"],
+            burst=cfg["LINES_BURST"], admission=admission_from_settings(cfg),
+            deadlines=Deadlines(cfg["FIRST_MESSAGE_TIMEOUT"], cfg["MESSAGE_TIMEOUT"]))
+    except OSError as exc:  # the core would name BRIDGE_PORT, the other door's
+        raise ListenerError(cannot_listen("Bridge table manager", host, port, exc.strerror or str(exc),
+                                          "BRIDGE_TABLE_MANAGER_PORT")) from None
