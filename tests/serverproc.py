@@ -187,6 +187,7 @@ def _start_once(role, env, data_dir, http_port, liars_dice_port, blokus_port, ha
             wait_for_port(blokus_port, proc=proc)
             wait_for_port(hanabi_port, proc=proc)
             wait_for_port(arena.bridge_port, proc=proc)
+            wait_for_port(arena.table_manager_port, proc=proc)
     except TimeoutError:
         arena.stop()
         error = PortTaken if "Address already in use" in arena.log() else RuntimeError

@@ -23,6 +23,8 @@ from tests.serverproc import ROOT, free_port
                              "set BLOKUS_PORT to a free port"),
     ("HANABI_PORT", "all", "Hanabi bot listener: cannot listen on 127.0.0.1:{port} (Address already in use); "
                            "set HANABI_PORT to a free port"),
+    ("BRIDGE_TABLE_MANAGER_PORT", "all", "Bridge table manager: cannot listen on 127.0.0.1:{port} "
+                                         "(Address already in use); set BRIDGE_TABLE_MANAGER_PORT to a free port"),
 ])
 def test_a_taken_port_stops_the_server_with_a_failure_status_naming_its_setting(tmp_path, setting, role, words):
     taken = socket.socket()
@@ -31,7 +33,7 @@ def test_a_taken_port_stops_the_server_with_a_failure_status_naming_its_setting(
     port = taken.getsockname()[1]
     env = {**os.environ, "ARENA_DATA_DIR": str(tmp_path), "ARENA_HTTP_PORT": str(free_port()),
            "LIARS_DICE_PORT": str(free_port()), "BLOKUS_PORT": str(free_port()), "HANABI_PORT": str(free_port()),
-           setting: str(port)}
+           "BRIDGE_PORT": str(free_port()), "BRIDGE_TABLE_MANAGER_PORT": str(free_port()), setting: str(port)}
     env.pop("DJANGO_SETTINGS_MODULE", None)
     try:
         out = subprocess.run([sys.executable, str(ROOT / "manage.py"), "serve", "--role", role], cwd=ROOT, env=env,

@@ -7,7 +7,7 @@ from django.conf import settings
 
 from games.arena.registry import AnalysisBusy, ConfigField, Door, GameSpec, register
 from games.arena.seats import Answer
-from games.bridge import analysis, files, protocol, rules, transport
+from games.bridge import analysis, files, protocol, rules, table_manager, transport
 from games.bridge.bots import BUILTIN_BOTS
 
 #: Most boards a table made on the form plays (a team match plays each twice).
@@ -71,6 +71,11 @@ class BridgeSpec(GameSpec):
              note="Bots: connect over TCP to port {port} and speak the text protocol (one message per line, "
                   "HELLO first, then JOIN-M or JOIN-T).",
              start=transport.start_listener),
+        Door("Blue Chip table manager", "tcp", "BRIDGE_HOST", "BRIDGE_TABLE_MANAGER_PORT",
+             note="Robots that speak the Blue Chip Bridge table manager protocol (version 18 or 19: "
+                  "WBridge5, Jack, GIB, Bridge Baron, BEN) connect to port {port} unchanged, one "
+                  "connection per seat.",
+             start=table_manager.start_listener),
     )
     bot_deadline_setting = "BRIDGE_BOT_DEADLINE"
     key_note = 'Quote your name and add the key to HELLO: HELLO "my-bot" arena-key-….'
