@@ -23,8 +23,11 @@ from tests.serverproc import ROOT, free_port
                              "set BLOKUS_PORT to a free port"),
     ("HANABI_PORT", "all", "Hanabi bot listener: cannot listen on 127.0.0.1:{port} (Address already in use); "
                            "set HANABI_PORT to a free port"),
-    ("BRIDGE_TABLE_MANAGER_PORT", "all", "Bridge table manager: cannot listen on 127.0.0.1:{port} "
-                                         "(Address already in use); set BRIDGE_TABLE_MANAGER_PORT to a free port"),
+    ("BRIDGE_PORT", "all", "Contract bridge (text protocol) bot listener: cannot listen on 127.0.0.1:{port} "
+                           "(Address already in use); set BRIDGE_PORT to a free port"),
+    ("BRIDGE_TABLE_MANAGER_PORT", "all", "Contract bridge (Blue Chip table manager) bot listener: cannot listen on "
+                                         "127.0.0.1:{port} (Address already in use); set BRIDGE_TABLE_MANAGER_PORT to "
+                                         "a free port"),
 ])
 def test_a_taken_port_stops_the_server_with_a_failure_status_naming_its_setting(tmp_path, setting, role, words):
     taken = socket.socket()
