@@ -376,3 +376,19 @@ def test_a_kill_9_mid_board_leaves_the_match_aborted_and_new_robots_play_after_t
         wait_until(lambda: matches(again), 10, "the new match finished")
     finally:
         again.stop()
+
+
+def test_a_robot_that_leaves_before_the_start_is_forgotten_with_its_table():
+    """Robots that connect and leave again and again must not grow the manager's tables."""
+    from games.bridge.table_manager import RobotSeat, TableManager
+
+    manager = TableManager(arena=None, cfg={"BRIDGE_BOT_DEADLINE": 1, "BRIDGE_TABLE_MANAGER_PAUSE": 0,
+                                            "MAX_BAD_LINES": 10})
+    first, second = RobotSeat(manager, "A"), RobotSeat(manager, "B")
+    for robot, index in ((first, 0), (second, 2)):
+        robot.index, robot.table = index, manager.table(7)
+        robot.table.robots[index] = robot
+    manager.leave(first)
+    assert list(manager.tables) == [7] and list(manager.tables[7].robots) == [2]
+    manager.leave(second)
+    assert manager.tables == {}

@@ -91,6 +91,16 @@ class TableManager:
             table = self.tables[match_id] = Table(match_id)
         return table
 
+    def leave(self, robot: "RobotSeat") -> None:
+        """``robot`` left its table before the match started: forget it there, and the table
+        once no robot is left (a robot that connects and leaves again and again must not
+        grow :attr:`tables`)."""
+        table = robot.table
+        if table is not None and table.robots.get(robot.index) is robot:
+            del table.robots[robot.index]
+            if not table.robots:
+                self.tables.pop(table.match_id, None)
+
     def gone_robot(self, index: int | None, team: str) -> "RobotSeat | None":
         """The seat of a running match whose robot of team ``team`` dropped, at seat ``index``
         (None: any seat, for ``ANYPL``); the oldest table first."""
@@ -261,6 +271,7 @@ class RobotLink:
             log.info("bridge table manager %s disconnected: forced actions at its deadlines until it reconnects",
                      self.name)
         elif robot.seat_id is not None:  # waiting at a table: the seat is free again
+            self.manager.leave(robot)
             asyncio.get_running_loop().create_task(self.manager.arena.bot_left(robot.seat_id))
 
     # --- seating ----------------------------------------------------------------------------
