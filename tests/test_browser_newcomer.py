@@ -39,10 +39,13 @@ def test_a_new_guest_plays_each_game_against_its_strongest_bot_in_one_click(aren
     page.goto(arena.url + "/")
     intro = page.locator(".intro")
     # What the site is, and where each game's bots connect (the listeners are on 127.0.0.1).
-    assert "people and game bots play Liar's Dice, Jass (Schieber), Blokus and Hanabi" in intro.text_content()
+    assert ("people and game bots play Liar's Dice, Jass (Schieber), Blokus, Hanabi and Contract bridge"
+            in intro.text_content())
     assert f"Liar's Dice: TCP 127.0.0.1:{arena.liars_dice_port}" in " ".join(intro.text_content().split())
     assert f"Blokus: TCP 127.0.0.1:{arena.blokus_port}" in " ".join(intro.text_content().split())
     assert f"Hanabi: WebSocket ws://127.0.0.1:{arena.hanabi_port}" in " ".join(intro.text_content().split())
+    assert (f"Contract bridge (text protocol): TCP 127.0.0.1:{arena.bridge_port} · Contract bridge (Blue Chip table "
+            f"manager): TCP 127.0.0.1:{arena.table_manager_port}") in " ".join(intro.text_content().split())
     assert intro.get_by_role("link", name="/bots/").get_attribute("href") == "/bots/"
 
     # No nickname yet: the button asks for one on the way, then the match starts.
@@ -62,8 +65,9 @@ def test_a_new_guest_plays_each_game_against_its_strongest_bot_in_one_click(aren
     page.screenshot(path=f"{SHOTS}-liars-dice-started.png")
 
     # With a nickname, one click: Jass with three rule-based bots, Blokus against the heuristic
-    # bot, Hanabi with two convention bots.
-    for slug, bots in (("jass", ["rules"] * 3), ("blokus", ["heuristic"]), ("hanabi", ["convention"] * 2)):
+    # bot, Hanabi with two convention bots, bridge with three rule-based bots.
+    for slug, bots in (("jass", ["rules"] * 3), ("blokus", ["heuristic"]), ("hanabi", ["convention"] * 2),
+                       ("bridge", ["rules"] * 3)):
         page.goto(arena.url + "/")
         page.locator(f"#game-{slug}").get_by_role("button", name="Play a bot now").click()
         page.wait_for_url("**/matches/*/")
@@ -71,7 +75,7 @@ def test_a_new_guest_plays_each_game_against_its_strongest_bot_in_one_click(aren
         url = f"{arena.url}/api/matches/{match_id(page)}/"
         wait_until(lambda: get_json(url)["status"] == "running", what=f"{slug} match running")
         seats = get_json(url)["seats"]
-        person = 2 if slug == "jass" else 0  # Jass seats a person South, drawn at the bottom
+        person = 2 if slug in ("jass", "bridge") else 0  # a person sits South there, drawn at the bottom
         assert (seats[person]["kind"], seats[person]["name"]) == ("human", "Newcomer")
         assert [s["builtin_bot"] for s in seats if s["index"] != person] == bots
     assert page.errors == []
