@@ -183,6 +183,9 @@ class BenClient:
     # --- the wire ------------------------------------------------------------------------------
     def connect(self, address: tuple[str, int]) -> None:
         self.sock = socket.create_connection(address, timeout=self.timeout)
+        # BEN talks through asyncio's streams, which switch Nagle's algorithm off; two lines
+        # written in a row would otherwise wait for the server's delayed ACK (about 40 ms).
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def send(self, text: str) -> None:
         self.sent.append(text)
