@@ -189,6 +189,38 @@ def test_two_robots_and_two_builtin_bots_at_a_table_made_on_the_form(arena_facto
     assert not any(e["forced"] for e in match["events"])
 
 
+def test_robots_and_text_protocol_bots_play_at_one_table(arena_factory):
+    """Bots of both doors at one table: two robots (North-South) and two clients of the text
+    protocol (East-West, JOIN-M ANY takes the open bot seats of the robots' table)."""
+    from tests.bridge_text_client import TextClient
+
+    arena = serve(arena_factory)
+    table = shell_table(arena, ["open_bot"] * 4)
+    north, south = (BenClient("Alpha", s, bid_grand_slam, highest_card) for s in (0, 2))
+    errors: list = []
+    robots = [start(c, arena, errors) for c in (north, south)]
+    wait_until(lambda: [s["name"] for s in api(arena, f"/api/matches/{table}/")["seats"] if s["name"]],
+               WAIT, "the robots seated")
+    texts = []
+    for i, name in enumerate(("Eve", "Wes")):
+        client = TextClient(arena.bridge_port, name, seed=i)
+        client.wait_for(lambda line: line.startswith("GAMES"))
+        client.send("JOIN-M ANY")
+        client.wait_for(lambda line, n=name: line.startswith("JOINED") and line.endswith(" " + n))
+        texts.append(client)
+    for t in robots:
+        t.join(WAIT)
+    assert errors == []
+    for client in texts:
+        client.wait_closed(WAIT)
+        assert not client.naks(), client.naks()
+    assert north.teams == ("Alpha", "Eve", "IMP")  # E/W is named after its first seat's player
+    match = finished_match(arena)
+    assert match["id"] == table and [s["name"] for s in match["seats"]] == ["Alpha (N)", "Eve", "Alpha (S)", "Wes"]
+    assert {c.game for c in texts} == {str(table)} and sorted(c.seat for c in texts) == [1, 3]
+    assert not any(e["forced"] for e in match["events"])
+
+
 def test_a_version_18_robot_gets_its_lines_apart_and_the_match_still_finishes(arena_factory):
     arena = serve(arena_factory, BRIDGE_TABLE_MANAGER_PAUSE="0.05", BRIDGE_AUTO_REPLAY="0")
     arrivals: dict[int, list[float]] = {s: [] for s in range(4)}
