@@ -9,15 +9,14 @@ this machine lacks.
 from __future__ import annotations
 
 import json
-import signal
 import socket
 import threading
 import time
 import urllib.request
-from contextlib import contextmanager
 
 from tests.bluechip_client import SEATS, BenClient, WBridge5Client
 from tests.serverproc import start_arena, wait_until
+from tests.test_liars_dice_tcp import sigint_not_ignored
 
 WAIT = 60.0  # upper bound for a whole match (they take a few seconds)
 #: North bids 1NT, East 2C alerted ("both majors"), South 3NT: North declares, East leads,
@@ -50,20 +49,6 @@ def serve(arena_factory, **env):
     full.update({k: str(v) for k, v in env.items()})
     with sigint_not_ignored():
         return arena_factory(env=full)
-
-
-@contextmanager
-def sigint_not_ignored():
-    """A server started while pytest has SIGINT ignored would inherit that, and could not be
-    stopped (``ArenaProcess.stop`` sends SIGINT)."""
-    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-    if ignored:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        if ignored:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def api(arena, path):
