@@ -539,11 +539,14 @@ def test_a_disconnect_while_the_other_team_is_to_move_ends_the_game_at_once(aren
         player.close()
 
     def slow(player, state, legal):
-        time.sleep(1.5)
+        time.sleep(THINK_S)
         return random_move(player, state, legal)
 
+    # Green's move, which would follow the leaver's last, takes far longer than the server
+    # needs to read a hang-up, even on a busy machine, and less than the time limit (5 s).
+    THINK_S = 4.0
     leaver = Player(arena.blokus_port, decide=first_move_then(move_and_hang_up), seed=30)
-    thinker = Player(arena.blokus_port, decide=slow, seed=31)
+    thinker = Player(arena.blokus_port, decide=first_move_then(slow), seed=31)
     wait_closed(thinker)
     (result,) = thinker.of_class("result")
     assert [c for c, *_ in scores(result)] == ["LEFT", "REGULAR"]
@@ -553,7 +556,7 @@ def test_a_disconnect_while_the_other_team_is_to_move_ends_the_game_at_once(aren
     mementos = thinker.of_class("memento")
     assert len(mementos) == 4, "the start, then blue's, yellow's and red's moves"
     last_move_seen = mementos[-1]
-    assert result.at - last_move_seen.at < 1.0, "the result came while the other team was still thinking"
+    assert result.at - last_move_seen.at < THINK_S / 2, "the result came while the other team was still thinking"
     match = finished_match(arena, int(thinker.room_id))
     moves = [e for e in match["events"] if e["action"][0] != "forfeit"]
     assert match["events"][-1]["seat"] == 0 and match["events"][-1]["action"][:2] == ["forfeit", "LEFT"]
