@@ -26,6 +26,7 @@ from collections import deque
 from typing import Callable
 
 from autobahn.exception import Disconnected
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
@@ -69,6 +70,17 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
     ``accept()`` already (``scope["admitted"]``, games/arena/daphne_admission.py).  Closes:
     4013 a frame over :data:`MAX_FRAME_BYTES` or not text, 4008 over
     ``ARENA_WS_MESSAGES_PER_S`` (burst ``ARENA_WS_BURST``)."""
+
+    async def dispatch(self, message):
+        """Channels' dispatch without its hop to a worker thread to close stale database
+        connections before every message (as ``MatchConsumer`` skips it for views): nothing
+        here touches the database, and that hop was a fifth of the server's CPU per Hanabi
+        action (benchmarks/hanabi_ws_games.py).  Raises ``ValueError`` for a message type
+        without a handler, as Channels does."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def connect(self):
         from games.arena.service import CONTROL_GROUP
