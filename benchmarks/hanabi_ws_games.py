@@ -42,6 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.figures import figure  # noqa: E402
+from benchmarks.liars_dice_reference import pin_all_threads  # noqa: E402
 from benchmarks.reconnect_flood import cpu_s  # noqa: E402
 from tests.hanabi_client import HanabiClient  # noqa: E402
 from tests.serverproc import free_port, start_arena, wait_for_port  # noqa: E402
@@ -138,12 +139,6 @@ async def serve_floor(script_path: str, port: int) -> None:
 async def _read_into(ws, inbox: asyncio.Queue) -> None:
     async for text in ws:
         await inbox.put(text)
-
-
-def pin_all_threads(pid: int, cpu: int) -> None:
-    """Pin every thread of ``pid`` to ``cpu`` (threads it starts later inherit it)."""
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        os.sched_setaffinity(int(tid), {cpu})
 
 
 def measured(pid: int, port: int, games: int, players: int) -> tuple[float, int, list[float], list]:
