@@ -44,7 +44,7 @@ def test_every_response_shows_a_seat_the_others_cards_and_never_its_own(players)
     for seed in range(2):
         state, rng = rules.new_state({"players": players}, seed), random.Random(seed)
         for seat in range(players):
-            start = json.loads(protocol.game_start_response(state.observation(seat), names))
+            start = json.loads(protocol.game_start_response(protocol.StateView(state), seat, names))
             check_game_state(start["game_state"], seat, state, faces(state), names)
         kinds = set()
         while not state.is_terminal():
@@ -57,7 +57,7 @@ def test_every_response_shows_a_seat_the_others_cards_and_never_its_own(players)
                     continue
                 kinds.add(happening["type"])
                 for seat in range(players):
-                    msg = json.loads(protocol.action_response(happening, state.observation(seat), names))
+                    msg = json.loads(protocol.action_response(happening, protocol.StateView(state), seat, names))
                     check_game_state(msg["game_state"], seat, state, after, names)
                     if happening["type"] == "hint":
                         assert (msg["hinting_player"], msg["target_player"]) == \

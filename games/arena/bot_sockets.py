@@ -2,7 +2,9 @@
 
 Two halves that talk only through the channel layer, so that the consumer may run in a web
 process and the match in the arena process (the scaled deployment), or both in one (the
-default server):
+default server), or, when both live in one process, directly (the same messages, handled in
+the same order, without the layer's copy and the consumer's wake-up per frame: most of the
+server's cost per Hanabi action once the frames are built, benchmarks/hanabi_ws_games.py):
 
 - :class:`BotSocketConsumer` (web side) holds the socket: admission per address, bounds on
   each frame (size, rate), no ``Origin`` rule (bots send none, and this endpoint carries no
@@ -26,6 +28,7 @@ from collections import deque
 from typing import Callable
 
 from autobahn.exception import Disconnected
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
@@ -51,6 +54,11 @@ CLOSE_REFUSED = 4029
 CLOSE_NO_ARENA = 4503
 
 _admissions: dict[str, Admission] = {}
+#: Game -> the :class:`SocketGames` of the arena in this process that takes its bots (the
+#: default server runs web and arena in one process): its consumers hand it their messages.
+_in_process: dict[str, "SocketGames"] = {}
+#: Channel name -> the open :class:`BotSocketConsumer` of this process with that channel.
+_consumers: dict[str, "BotSocketConsumer"] = {}
 
 
 def admission_for(game: str) -> Admission:
@@ -69,6 +77,17 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
     ``accept()`` already (``scope["admitted"]``, games/arena/daphne_admission.py).  Closes:
     4013 a frame over :data:`MAX_FRAME_BYTES` or not text, 4008 over
     ``ARENA_WS_MESSAGES_PER_S`` (burst ``ARENA_WS_BURST``)."""
+
+    async def dispatch(self, message):
+        """Channels' dispatch without its hop to a worker thread to close stale database
+        connections before every message (as ``MatchConsumer`` skips it for views): nothing
+        here touches the database, and that hop was a fifth of the server's CPU per Hanabi
+        action (benchmarks/hanabi_ws_games.py).  Raises ``ValueError`` for a message type
+        without a handler, as Channels does."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def connect(self):
         from games.arena.service import CONTROL_GROUP
@@ -90,10 +109,23 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
         self.bucket = TokenBucket(cfg["WS_MESSAGES_PER_S"], cfg["WS_BURST"])
         self.control = CONTROL_GROUP
         self.closing = False
+        # Chosen once, so that all of this socket's messages take one path, in order.
+        self.arena = _in_process.get(self.game)
+        _consumers[self.channel_name] = self
         await self.accept()
-        await self.channel_layer.group_send(CONTROL_GROUP, {
-            "type": "bot_socket.open", "game": self.game, "channel": self.channel_name, "peer": self.peer,
-            "host": self.host})
+        await self._to_arena({"type": "bot_socket.open", "game": self.game, "channel": self.channel_name,
+                              "peer": self.peer, "host": self.host})
+
+    async def _to_arena(self, message: dict) -> None:
+        """``message`` for the arena: to its :class:`SocketGames` when it is in this process,
+        else through the channel layer."""
+        if self.arena is None:
+            await self.channel_layer.group_send(self.control, message)
+            return
+        try:
+            self.arena.handle(message)
+        except Exception:  # as the arena's control loop: logged, the socket goes on
+            log.exception("%s: handling %s failed", self.peer, message["type"])
 
     async def receive(self, text_data=None, bytes_data=None):
         if self.closing:
@@ -104,8 +136,7 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
         if not self.bucket.take():
             await self._close(CLOSE_TOO_MANY_MESSAGES, "too many messages")
             return
-        await self.channel_layer.group_send(self.control, {
-            "type": "bot_socket.frame", "channel": self.channel_name, "text": text_data})
+        await self._to_arena({"type": "bot_socket.frame", "channel": self.channel_name, "text": text_data})
 
     async def _close(self, code: int, reason: str) -> None:
         self.closing = True
@@ -115,6 +146,7 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
         if not getattr(self, "admitted", False):
             return
         self.admitted = False
+        _consumers.pop(self.channel_name, None)
         if self.admission is not None:
             self.admission.release(self.host)
         await self._report_gone()
@@ -123,7 +155,7 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
         """Tell the arena, once, that this bot has left (``bot_socket.gone``)."""
         if not self.gone_reported:
             self.gone_reported = True
-            await self.channel_layer.group_send(self.control, {"type": "bot_socket.gone", "channel": self.channel_name})
+            await self._to_arena({"type": "bot_socket.gone", "channel": self.channel_name})
 
     # --- from the arena -----------------------------------------------------------------------
     async def bot_send(self, event):
@@ -245,15 +277,28 @@ class SocketGames:
         self.connections: dict[str, SocketConnection] = {}
 
     def register(self, game: str, make_handler: Callable[[SocketConnection], object]) -> None:
-        """``make_handler(connection)`` builds the handler of each new socket of ``game``."""
+        """``make_handler(connection)`` builds the handler of each new socket of ``game``; the
+        consumers of this process hand this registry their messages from now on."""
         self.handlers[game] = make_handler
+        _in_process[game] = self
 
     def unregister(self, game: str) -> None:
         """Stop taking ``game``'s sockets and close those open."""
         self.handlers.pop(game, None)
+        if _in_process.get(game) is self:
+            del _in_process[game]
         for conn in list(self.connections.values()):
             if conn.game == game:
                 conn.close(CLOSE_NORMAL, "server stopping")
+
+    async def _deliver(self, channel: str, message: dict) -> None:
+        """``message`` (``bot.send``, ``bot.close``) for the consumer of ``channel``: to it
+        directly when it is open in this process, else through the channel layer."""
+        consumer = _consumers.get(channel)
+        if consumer is None:
+            await self._send(channel, message)
+        else:
+            await consumer.dispatch(message)
 
     def handle(self, msg: dict) -> bool:
         """Handle a ``bot_socket.*`` control message; False if ``msg`` is not one."""
@@ -269,7 +314,7 @@ class SocketGames:
                 asyncio.get_running_loop().create_task(self._send(channel, {
                     "type": "bot.close", "code": CLOSE_NO_ARENA, "reason": "no arena is taking bots for this game"}))
                 return True
-            conn = SocketConnection(msg["game"], channel, str(msg.get("peer")), self._send,
+            conn = SocketConnection(msg["game"], channel, str(msg.get("peer")), self._deliver,
                                     settings.ARENA["FIRST_MESSAGE_TIMEOUT"], str(msg.get("host", "?")))
             self.connections[channel] = conn
             conn.handler = make_handler(conn)

@@ -1,11 +1,12 @@
 """Hanabi wire codec: WebSocket text frames of one JSON object (specs/hanabi-ws.*).
 
-Requests come from bots; every response is built per recipient from that seat's observation
-(:meth:`games.hanabi.rules.HanabiState.observation`), so a message carries only faces its
-recipient may see: its own cards with ``color``/``number`` null unless it knows them (the
-notes' rule, not the original's, which broadcast every hand and the deck), and the deck as
-ids alone.  Field names, nulls (never omitted), enum spellings and the error explanations
-are the original server's (Alexander-Miller/hanabi-server, ``src/responses.rs``).
+Requests come from bots; every response is built per recipient from what that seat may see
+(:class:`StateView`: parts shared by every seat, and the recipient's own hand as its owner
+sees it), so a message carries only faces its recipient may see: its own cards with
+``color``/``number`` null unless it knows them (the notes' rule, not the original's, which
+broadcast every hand and the deck), and the deck as ids alone.  Field names, nulls (never
+omitted), enum spellings and the error explanations are the original server's
+(Alexander-Miller/hanabi-server, ``src/responses.rs``).
 
 Seats and names.  Seat 0 moves first.  The original lists ``players`` in join order and lets
 the last to join move first; so that bots find the turn order where they expect it, the wire
@@ -18,9 +19,13 @@ import json
 import math
 from typing import Any
 
+import orjson
+
 from games.base import Action, ProtocolError
 
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+#: Compact JSON in UTF-8, as the original writes it (orjson: a few times faster than the
+#: standard library's; the same text for the strings, whole numbers and nulls we send).
+_dumps = orjson.dumps
 
 NUMBERS = ("ONE", "TWO", "THREE", "FOUR", "FIVE")
 COLORS = ("RED", "YELLOW", "GREEN", "BLUE", "WHITE")
@@ -148,26 +153,73 @@ def _in_hand(card: dict) -> dict:
                           "knows_number_not": [NUMBERS[n - 1] for n in k["not_numbers"]]}}
 
 
-def game_state(obs: dict, names: list[str]) -> dict:
-    """The wire ``GameState`` of one observation (``names`` by seat); the deck's next card is
-    its last element, as the original draws from the end."""
-    return {
-        "hint_tokens": obs["hint_tokens"],
-        "hint_tokens_max": obs["hint_tokens_max"],
-        "err_tokens": obs["err_tokens"],
-        "played_cards": {color: NUMBERS[n - 1] for color, n in obs["fireworks"].items() if n},
-        "players": [{"name": names[s], "cards": [_in_hand(c) for c in obs["hands"][s]]}
-                    for s in wire_order(obs["players"])],
-        "deck": [{"id": i, "color": None, "number": None} for i in reversed(obs["deck"])],
-        "discarded_cards": [_card(c) for c in obs["discards"]],
-        "next_player": names[obs["on_turn"]] if obs["on_turn"] is not None else None,
-        "turns_left": obs["turns_left"],
-    }
+class StateView:
+    """One state's wire ``GameState`` for each seat, built from parts encoded once and shared
+    by every recipient: the counters, fireworks, deck and discards (the same for all), and
+    each player's entry twice, as its owner sees it (from the public observation: faces only
+    where hints told) and as the others do (faces shown, from another seat's observation).
+    A seat's state is the shared parts with its own entry as its owner sees it, so it carries
+    no face its recipient may not see (:meth:`games.hanabi.rules.HanabiState.observation`).
+
+    Build it with :meth:`of`, which keeps the last one built: every seat is told of a step
+    before the state changes again, so the seats of one step share one view."""
+
+    _last: "StateView | None" = None
+
+    def __init__(self, state):
+        self.state, self.moves = state, len(state.history)
+        public = state.public_observation()
+        self.players = public["players"]
+        self.on_turn = public["on_turn"]
+        self.owned = public["hands"]  # each hand as its owner sees it
+        seen_by_0 = state.observation(0)["hands"]  # the others' faces
+        self.shown = [state.observation(1)["hands"][0]] + seen_by_0[1:]
+        head = {"hint_tokens": public["hint_tokens"], "hint_tokens_max": public["hint_tokens_max"],
+                "err_tokens": public["err_tokens"],
+                "played_cards": {color: NUMBERS[n - 1] for color, n in public["fireworks"].items() if n}}
+        self.head = _dumps(head)[:-1] + b',"players":['  # the object left open
+        self.deck_and_discards = b'],"deck":' + _dumps(
+            [{"id": i, "color": None, "number": None} for i in reversed(public["deck"])]) + \
+            b',"discarded_cards":' + _dumps([_card(c) for c in public["discards"]]) + b',"next_player":'
+        self.end = b',"turns_left":' + _dumps(public["turns_left"]) + b"}"
+        self._entries: dict[tuple[int, str, bool], bytes] = {}
+
+    @classmethod
+    def of(cls, state) -> "StateView":
+        """The view of ``state`` as it is now (the last one built, if it still is)."""
+        last = cls._last
+        if last is None or last.state is not state or last.moves != len(state.history):
+            last = cls._last = cls(state)
+        return last
+
+    def hand(self, seat: int, viewer: int) -> list[dict]:
+        """``seat``'s cards (observation shape) as ``viewer`` sees them."""
+        return self.owned[seat] if seat == viewer else self.shown[seat]
+
+    def _entry(self, seat: int, name: str, own: bool) -> bytes:
+        key = (seat, name, own)
+        entry = self._entries.get(key)
+        if entry is None:
+            cards = self.owned[seat] if own else self.shown[seat]
+            entry = self._entries[key] = _dumps({"name": name, "cards": [_in_hand(c) for c in cards]})
+        return entry
+
+    def game_state(self, viewer: int, names: list[str]) -> bytes:
+        """The wire ``GameState`` (JSON) as ``viewer`` sees it, ``names`` by seat; the deck's
+        next card is its last element, as the original draws from the end."""
+        players = b",".join(self._entry(s, names[s], s == viewer) for s in wire_order(self.players))
+        next_player = names[self.on_turn] if self.on_turn is not None else None
+        return self.head + players + self.deck_and_discards + _dumps(next_player) + self.end
 
 
 def encode(msg: dict) -> str:
     """One frame's text."""
-    return _dumps(msg)
+    return _dumps(msg).decode()
+
+
+def _with_state(msg: dict, game_state: bytes) -> str:
+    """``msg`` with ``game_state`` (encoded) as its last field, as one frame's text."""
+    return (_dumps(msg)[:-1] + b',"game_state":' + game_state + b"}").decode()
 
 
 def error_response(explanation: str, details: str | None = None) -> str:
@@ -180,9 +232,9 @@ def connection_response(names: list[str]) -> str:
     return encode({"msg_type": "CONNECTION_RESPONSE", "names": list(names)})
 
 
-def game_start_response(obs: dict, names: list[str]) -> str:
-    """``GAME_START_RESPONSE`` with the recipient's initial state."""
-    return encode({"msg_type": "GAME_START_RESPONSE", "game_state": game_state(obs, names)})
+def game_start_response(view: StateView, seat: int, names: list[str]) -> str:
+    """``GAME_START_RESPONSE`` with ``seat``'s initial state."""
+    return _with_state({"msg_type": "GAME_START_RESPONSE"}, view.game_state(seat, names))
 
 
 def game_over_response(score: int) -> str:
@@ -190,33 +242,36 @@ def game_over_response(score: int) -> str:
     return encode({"msg_type": "GAME_OVER_RESPONSE", "score": score})
 
 
-def action_response(happening: dict, obs: dict, names: list[str]) -> str:
+def action_response(happening: dict, view: StateView, seat: int, names: list[str]) -> str:
     """The response to one play, discard or hint (a happening of
-    :meth:`games.hanabi.rules.HanabiState.apply`) as the recipient whose observation ``obs``
-    is sees it.  A drawn card is shown as it appears in ``obs`` (its face hidden from the
-    drawer, who cannot see their own cards).  Raises ``ValueError`` for another happening."""
+    :meth:`games.hanabi.rules.HanabiState.apply`) as ``seat`` sees it in ``view`` (the
+    state after it).  A drawn card is shown as it appears to ``seat`` (its face hidden from
+    the drawer, who cannot see their own cards).  Raises ``ValueError`` for another
+    happening."""
     kind = happening["type"]
-    state = game_state(obs, names)
     actor = names[happening["seat"]]
     if kind == "hint":
         target = names[happening["target"]]
         if "color" in happening:
-            return encode({"msg_type": "HINT_COLOR_RESPONSE", "hinting_player": actor, "target_player": target,
-                           "hinted_color": happening["color"], "game_state": state})
-        return encode({"msg_type": "HINT_NUMBER_RESPONSE", "hinting_player": actor, "target_player": target,
-                       "hinted_number": NUMBERS[happening["number"] - 1], "game_state": state})
+            msg = {"msg_type": "HINT_COLOR_RESPONSE", "hinting_player": actor, "target_player": target,
+                   "hinted_color": happening["color"]}
+        else:
+            msg = {"msg_type": "HINT_NUMBER_RESPONSE", "hinting_player": actor, "target_player": target,
+                   "hinted_number": NUMBERS[happening["number"] - 1]}
+        return _with_state(msg, view.game_state(seat, names))
     drawn = None
     if happening.get("drawn") is not None:
-        seen = next((c for c in obs["hands"][happening["seat"]] if c["id"] == happening["drawn"]), None)
+        seen = next((c for c in view.hand(happening["seat"], seat) if c["id"] == happening["drawn"]), None)
         drawn = _card(seen) if seen is not None else {"id": happening["drawn"], "color": None, "number": None}
     if kind == "play":
-        return encode({"msg_type": "PLAY_CARD_RESPONSE", "playing_player": actor,
-                       "played_card": _card(happening["card"]), "drawn_card": drawn,
-                       "success": bool(happening["success"]), "game_state": state})
-    if kind == "discard":
-        return encode({"msg_type": "DISCARD_CARD_RESPONSE", "discarding_player": actor,
-                       "discarded_card": _card(happening["card"]), "drawn_card": drawn, "game_state": state})
-    raise ValueError(f"no response for a {kind!r} happening")
+        msg = {"msg_type": "PLAY_CARD_RESPONSE", "playing_player": actor, "played_card": _card(happening["card"]),
+               "drawn_card": drawn, "success": bool(happening["success"])}
+    elif kind == "discard":
+        msg = {"msg_type": "DISCARD_CARD_RESPONSE", "discarding_player": actor,
+               "discarded_card": _card(happening["card"]), "drawn_card": drawn}
+    else:
+        raise ValueError(f"no response for a {kind!r} happening")
+    return _with_state(msg, view.game_state(seat, names))
 
 
 def refusal(state: Any, seat: int, action: Action) -> HanabiError | None:

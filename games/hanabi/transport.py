@@ -434,7 +434,7 @@ class HanabiBot(SeatEndpoint):
         self.names = list(self.table_names) or [f"Player {i + 1}" for i in range(state.num_seats)]
         self.names[seat] = self.name  # the name it joined with, whatever the table shows
         if not self.gone:
-            self.conn.write(protocol.game_start_response(state.observation(seat), self.names))
+            self.conn.write(protocol.game_start_response(protocol.StateView.of(state), seat, self.names))
 
     def use_think_time(self, seconds: float) -> None:
         """The table's thinking time replaces ``HANABI_BOT_DEADLINE`` for this seat."""
@@ -459,10 +459,10 @@ class HanabiBot(SeatEndpoint):
             self.conn.write(protocol.game_over_response(state.score()))
             self.conn.close(1000)
             return
-        obs = state.observation(seat)
+        view = protocol.StateView.of(state)  # shared with the other seats of this step
         for happening in happenings:
             if happening["type"] in ("play", "discard", "hint"):
-                self.conn.write(protocol.action_response(happening, obs, self.names))
+                self.conn.write(protocol.action_response(happening, view, seat, self.names))
 
     def close(self, result: dict | None) -> None:
         self.over = True
