@@ -34,12 +34,19 @@ How
       server's turn (that answer to the next request's arrival: everything the server's loop
       did in between, the fan-out of the last view included when it is still busy with it).
 
-Target: p99 of ts -> arrival at the last of 500 spectators under 100 ms, with every spectator
-receiving every version.  Run: ``.venv/bin/python benchmarks/spectator_fanout.py``.
+    * From the move's arrival: each view is matched with the step whose later answer the bots
+      sent last before the view's ``ts``; the time from that send (this process, loopback) to
+      the view's arrival at the last spectator includes everything the server did with the
+      move before it published the view (``ts`` alone leaves that out).
+
+Target (issue 25): p99 from the move's arrival to the last of 500 spectators' frame under
+100 ms in 5 of 5 runs (``--runs``, each on a fresh server; the FIGURE is the worst run's p99),
+with every spectator receiving every version.  Run: ``.venv/bin/python benchmarks/spectator_fanout.py``.
 """
 from __future__ import annotations
 
 import argparse
+import bisect
 import asyncio
 import json
 import os
@@ -259,11 +266,24 @@ def main() -> None:
     parser.add_argument("--index", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--match", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--runs", type=int, default=5, help="runs, each on a fresh server")
     args = parser.parse_args()
     if args.clients is not None:
         asyncio.run(clients_main("127.0.0.1", args.port, args.match, args.clients, args.index))
         return
+    from benchmarks.figures import figure
 
+    p99s = [measure(args) for _ in range(args.runs)]
+    met = sum(p < 100 for p in p99s)
+    print(f"move sent -> last spectator's frame, p99 per run: {', '.join(f'{p:.1f}' for p in p99s)} ms; "
+          f"under 100 ms in {met} of {len(p99s)} runs")
+    figure(f"spectators: {args.spectators} on one match, move -> last spectator p99 (worst of {len(p99s)} runs)",
+           round(max(p99s), 1), "ms", target=100)
+
+
+def measure(args) -> float:
+    """One run on a fresh server; prints its report and returns the p99 (ms) from a move's
+    sending to its view's arrival at the last spectator."""
     from tests.ld_bot import LDBot, slow_simple_move
     from tests.serverproc import start_arena
 
@@ -362,9 +382,24 @@ def main() -> None:
         if len(lat_ms) != len(lat_any_ms):
             print(f"  (over the {len(lat_ms)} versions every spectator received: p50 {pct(lat_ms, 50):.1f} ms, "
                   f"p99 {pct(lat_ms, 99):.1f} ms)" if lat_ms else "  (no version reached every spectator)")
+    # From the move's arrival: each version's view follows the step whose later answer was
+    # the last sent before the view's ts (the bots answer in this process, on loopback, so the
+    # send is the arrival less the kernel's hand-over: this slightly overstates the latency).
+    answered = sorted(max(a for _, a in step) for step in zip(*bot_logs))
+    from_move = []
+    for v in versions:
+        ts, last, n = arrivals[v]
+        k = bisect.bisect_right(answered, ts)
+        if k:
+            from_move.append((last - answered[k - 1]) * 1000)
+    p99_move = pct(from_move, 99) if from_move else float("inf")
+    if from_move:
+        print(f"  move sent -> arrival at the last spectator: p50 {pct(from_move, 50):.1f} ms  p99 {p99_move:.1f} ms"
+              f"  max {max(from_move):.1f} ms  (n={len(from_move)}; target p99 < 100 ms)")
     print(f"  spectators that received every version: {complete} of {len(per_spectator)}; the others missed "
           f"{sum(missed)} in all (at most {max(missed) if missed else 0} each); "
-          f"{sum(o['closed'] for o in outs)} connections closed by the server")
+          f"{sum(o['closed'] for o in outs)} connections closed by the server", flush=True)
+    return p99_move
 
 
 if __name__ == "__main__":

@@ -67,3 +67,51 @@ async def test_a_full_queue_makes_runners_wait_until_the_writer_takes_it(monkeyp
     await writer.close()
     stored = await sync_to_async(lambda: Event.objects.filter(match=match).count())()
     assert stored == seq == 14
+
+
+@pytest.mark.services
+def test_postgresql_stores_a_batch_as_bulk_create_does(tmp_path):
+    """On PostgreSQL a batch is one COPY (games/arena/eventlog.py): what it stores, row for
+    row, is what ``bulk_create`` stores from the same values: JSON actions of every kind and
+    none, texts cut to their columns, more rows than one INSERT takes."""
+    import os
+    import subprocess
+    import sys
+    import uuid
+    from pathlib import Path
+
+    import psycopg
+
+    admin = "postgresql://postgres@127.0.0.1:5432/postgres"
+    name = f"arena_test_{uuid.uuid4().hex[:10]}"
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{name}", ARENA_DATA_DIR=str(tmp_path))
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    script = """
+from games.arena import tables
+from games.arena.eventlog import EventRow, write_rows
+from games.arena.models import Event
+actions = [None, "challenge", ["bid", 3, 2], 3, 3.0, True, {"a": [1, "é"]}, "x" * 50, 2**31 - 1]
+ours, theirs = (tables.create_table("liars_dice", {}, ["open_bot", "open_bot"], None) for _ in range(2))
+rows = [EventRow(ours.pk, k + 1, k // 2 + 1, k % 2, actions[k % len(actions)], k % 3 == 0, "r" * 250,
+                 k / 7, "d\\t\\n" * 120) for k in range(150)]
+write_rows(rows)
+Event.objects.bulk_create(Event(match_id=theirs.pk, seq=r.seq, step=r.step, seat=r.seat, action=r.action,
+                                forced=r.forced, reason=r.reason[:200], think_ms=r.think_ms, detail=r.detail[:300])
+                          for r in rows)
+fields = ("seq", "step", "seat", "action", "forced", "reason", "think_ms", "detail")
+got = [list(Event.objects.filter(match=m).order_by("seq").values_list(*fields)) for m in (ours, theirs)]
+assert len(got[0]) == 150 and got[0] == got[1], (got[0][:3], got[1][:3])
+print("same")
+"""
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        manage = [sys.executable, str(root / "manage.py")]
+        subprocess.run([*manage, "migrate", "-v", "0"], cwd=root, env=env, check=True, timeout=120)
+        out = subprocess.run([*manage, "shell", "-c", script], cwd=root, env=env, capture_output=True, text=True,
+                             timeout=120)
+        assert out.stdout.strip().endswith("same"), out.stderr
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -61,6 +61,7 @@ from games.arena import replay, tables
 from games.arena.http_bots import json_too_deep
 from games.arena.limits import TokenBucket
 from games.arena.models import Match
+from games.arena.presence import Watching
 from games.arena.runner import public_group, seat_group, table_group
 from games.arena.service import CONTROL_GROUP, over_message
 
@@ -172,11 +173,14 @@ class Audience:
             if task is not None:
                 task.cancel()
         await self.layer.group_discard(self.group, self.channel)
+        await Watching.of(self.layer).leave(self.group)
 
     async def _subscribe(self) -> None:
         try:
             self.channel = await self.layer.new_channel()
             await self.layer.group_add(self.group, self.channel)
+            # The runner publishes to the group from now on (before the members' resyncs).
+            await Watching.of(self.layer).join(self.group)
         except BaseException:
             audiences = self._all.get(self.layer, {})
             if audiences.get(self.group) is self:
@@ -234,6 +238,7 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
         self.final: dict | None = None
         self.closing = False
         self.audience: Audience | None = None  # spectators: who hands them the public views
+        self.watching: str | None = None  # a seated person's own group, told to the arena
         info = await sync_to_async(self._load)()
         if info is None:
             await self.close(code=4404)
@@ -244,6 +249,9 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
             self.groups_joined.append(seat_group(self.match_id, self.seat))
         for group in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
+        if len(self.groups_joined) > 1:  # the runner builds this seat's views while the page is open
+            self.watching = self.groups_joined[1]
+            await Watching.of(self.channel_layer).join(self.watching)
         await self.accept()
         if self.status == Match.Status.RUNNING and self.seat is None:
             # After accept: the audience may hand it a view at any moment from now on.  A view
@@ -264,6 +272,8 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
             self.ack_watch.cancel()
         if getattr(self, "audience", None) is not None:
             await self.audience.leave(self)
+        if getattr(self, "watching", None) is not None:
+            await Watching.of(self.channel_layer).leave(self.watching)
         for group in getattr(self, "groups_joined", []):
             await self.channel_layer.group_discard(group, self.channel_name)
 

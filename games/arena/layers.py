@@ -82,12 +82,6 @@ class LocalChannelLayer(InMemoryChannelLayer):
         # the sweep drops it if it stays empty and unwatched.
         return message
 
-    def has_members(self, group: str) -> bool:
-        """Whether any channel is in ``group`` (a member whose membership expired may still
-        count until the next sweep).  The runner asks before it encodes a view for a group:
-        most bot matches have no spectator."""
-        return bool(self.groups.get(group))
-
     async def group_send(self, group, message):
         """Send to every member of ``group``; members whose queue is full miss the message."""
         assert isinstance(message, dict), "Message is not a dict"

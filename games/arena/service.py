@@ -21,6 +21,7 @@ from games.arena.bot_sockets import SocketGames
 from games.arena.eventlog import EventWriter
 from games.arena.names import claimed_bot_name
 from games.arena.models import Match, Seat
+from games.arena.presence import Watched
 from games.arena.runner import MatchRunner, table_group
 from games.arena.seats import BuiltinSeat, HumanSeat, SeatEndpoint
 
@@ -114,6 +115,8 @@ class Arena:
         #: start: a transport that tells its bots who joined (Hanabi's CONNECTION_RESPONSE)
         #: hears of people who took a seat through the web.
         self.table_hooks: list = []
+        #: Which view groups the web processes watch (the runners publish only to those).
+        self.watched = Watched()
         #: Analyses of finished matches (games/arena/analyses.py), one part at a time.
         self.analyst = Analyst()
 
@@ -627,7 +630,7 @@ class Arena:
                              away_grace_s=settings.ARENA["AWAY_GRACE"] * 60,
                              max_steps=settings.ARENA["MAX_STEPS"],
                              # The in-memory layer knows its groups; Redis's would cost a round trip.
-                             listening=getattr(self.layer, "has_members", None), pace_s=match.pace_s)
+                             listening=self.watched.listening, pace_s=match.pace_s)
         runner.paused = match.pk in self.start_paused
         runner.watchers = self.pending_watchers.pop(match.pk, [])
         self._forget(match.pk)
@@ -729,6 +732,8 @@ class Arena:
 
     async def _handle_control(self, msg: dict) -> None:
         if self.sockets.handle(msg):  # a bot socket's frame, opening or end
+            return
+        if self.watched.handle(msg):  # a web process watches a view group, or stopped
             return
         kind = msg.get("type")
         if kind == "table.changed":
