@@ -2,10 +2,9 @@
 
 Runners hand their answers to :meth:`EventWriter.append`; one writer thread per arena process
 drains them into the database in whatever batches have formed, so that database latency never
-stalls the loop.  A batch collects the rows appended within :data:`BATCH_WINDOW` seconds of
-its first (or until the queue is full, or someone waits for a flush) into one transaction: a
-person's or a thinking bot's step is written alone, a few milliseconds after it is made, and
-the steps of bots answering at once (a round of Liar's Dice, a match at full speed) together.
+stalls the loop.  When it is quiet (people, bots that think) every step is written as soon as
+it is appended, one transaction each; under load (bots answering at once) a batch starts at
+most every :data:`MIN_BATCH_INTERVAL` seconds, so rows collect into one transaction.
 
 The queue is bounded (``ARENA["EVENTLOG_MAX_QUEUED"]`` rows): when it is
 full, ``append`` waits until the writer has taken the queue, so runners play no faster than
@@ -49,12 +48,10 @@ class EventRow(NamedTuple):
             told["detail"] = self.detail
         return told
 
-#: How long a batch collects rows after its first (seconds).  Each batch costs a transaction,
-#: a wake-up of the writer thread and its share of the GIL: one batch per step cost a
-#: bot-vs-bot match about a third of its speed at full speed, and at the reference's pace
-#: (steps a few ms apart within a round) 0.13 ms of CPU per step, a quarter of the server's.
-#: A kill -9 loses at most the rows of this window or of the queue's bound, whichever is less.
-BATCH_WINDOW = 0.010
+#: Under load, batches start at least this far apart (seconds).  Each batch costs a transaction
+#: and the writer thread's share of the GIL; one batch per step (then each a hand-off to a
+#: thread and back too) cost a bot-vs-bot match about a third of its speed.
+MIN_BATCH_INTERVAL = 0.002
 
 
 _COLUMNS = ("match_id", "seq", "step", "seat", "action", "forced", "reason", "think_ms", "detail")
@@ -237,7 +234,6 @@ class EventWriter:
             if not self._pending and not self._in_hand:
                 return
             self._flush_waiters.append(done)
-            self._changed.notify()  # written now, not at the end of the batch's window
         await done
 
     async def close(self) -> None:
@@ -252,21 +248,17 @@ class EventWriter:
 
     # --- the writer thread ------------------------------------------------------------------
     def _work(self) -> None:
+        last_batch = float("-inf")
         while True:
             with self._lock:
                 while not self._pending and not self._stopping:
                     self._changed.wait()
                 if self._stopping and not self._pending:
                     break
-                # Let the batch collect for its window, unless the queue is full or a runner
-                # or a flush waits (each of them notifies).
-                ends = time.monotonic() + BATCH_WINDOW
-                while (len(self._pending) < self.max_queued and not self._room_waiters
-                       and not self._flush_waiters and not self._stopping):
-                    left = ends - time.monotonic()
-                    if left <= 0:
-                        break
-                    self._changed.wait(left)
+                wait = last_batch + MIN_BATCH_INTERVAL - time.monotonic()
+                if wait > 0 and len(self._pending) < self.max_queued and not self._room_waiters:
+                    self._changed.wait(wait)  # busy: let this batch collect a little longer
+                last_batch = time.monotonic()
                 rows, self._pending = self._pending, []
                 self._in_hand = len(rows)
                 room, self._room_waiters = self._room_waiters, []
