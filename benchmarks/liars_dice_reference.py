@@ -40,6 +40,20 @@ How
       this script that does only what every move needs on the wire (read both answers, write
       both requests) for as many moves as ours played, with the same bots: what any server
       on Python's asyncio pays per move here before its own work.
+    * **At the reference's pace** (``--pace``, default both paces): the reference stalls about
+      40 ms after each ``round_over`` (it writes it and the next ``move_request`` as two
+      sends with Nagle's algorithm on, so the request waits for the bot's delayed ACK), so
+      it plays 65-85 moves/s where ours plays over 1,000, and a slower pace costs a server
+      more per move (more sleeps and wake-ups).  ``ours paced`` and ``floor paced`` put a
+      proxy (this script with ``--pace-proxy``, on the bots' CPU) between the bots and the
+      server that holds what the server sends a bot after a ``round_over`` line for
+      ``--stall-ms`` (40), as the reference's own socket holds it; every byte and both
+      processes are unchanged, and the server's CPU is measured as before (the proxy's is
+      not: it stands for the bots' kernel).  Pacing from the outside is fair where a table
+      pace would not be: a pace per step would sleep on every move, which the reference
+      does not, and the stall comes from the reference's sockets, not from its rules.  The
+      paced yardstick sends a ``round_over`` as often as our last paced match did.
+      Targets: ours / reference at most 0.5 at full speed, 1.0 paced.
     * **The bots**: ``node bots/basic.js`` from the reference's directory, twice.  It connects
       to port 5533; a ``--require`` preload written here changes that port to the server's
       and counts the answers the bot writes (its file is not touched).
