@@ -11,7 +11,13 @@ What it measures
       ``LIARS_DICE_BOT_DEADLINE`` (3 s; a forced move "no reply within 3 s"), from the event
       log, and every other forced move;
     * the pace: moves per second over the hold, the server's CPU (share of one core), the
-      1-minute load average.
+      1-minute load average;
+    * the lag: the moves per second the bots' think times allow (every match waits for the
+      slower of its two bots: a move takes ``think * (0.5 + 2/3)`` on average, see
+      :func:`allowed_moves_per_s`) against those played, and the time per move that implies
+      was added (``n / played - n / allowed``; by the server, the loopback and the bots' own
+      single process): a lag well under the deadline misses none, yet is a server falling
+      behind.
 
 How
     The server is ``manage.py serve`` as the README starts it (``tests.serverproc.start_arena``:
@@ -159,6 +165,13 @@ def playing(db: sqlite3.Connection) -> int:
                       "(SELECT 1 FROM arena_event e WHERE e.match_id = m.id)").fetchone()[0]
 
 
+def allowed_moves_per_s(n: int, think: float) -> float:
+    """Moves per second ``n`` matches of two bots play when the server adds nothing: each move
+    waits for both answers, each drawn uniformly from ``0.5 * think`` to ``1.5 * think``, and
+    the larger of two such draws is ``0.5 * think + think * 2/3`` on average."""
+    return n / (think * (0.5 + 2 / 3))
+
+
 def measure(n: int, args) -> dict:
     env = {"LIARS_DICE_AUTO_PLAYERS": "2", "LIARS_DICE_AUTO_DICE": "6", "LIARS_DICE_AUTO_GAMES": "1000"}
     server = start_arena(env=env)
@@ -195,7 +208,7 @@ def measure(n: int, args) -> dict:
     events, forced, late = rows[0], rows[1] or 0, rows[2] or 0
     mean = sum(samples) / len(samples)
     return {"n": n, "idle": idle, "mean": mean, "peak": max(samples), "per_match": (mean - idle) / n,
-            "moves_per_s": events / 2 / seconds, "cpu": cpu / seconds, "late": late, "forced": forced,
+            "moves_per_s": events / 2 / seconds, "allowed": allowed_moves_per_s(n, args.think), "cpu": cpu / seconds, "late": late, "forced": forced,
             "events": events, "playing": still, "load": load}
 
 
@@ -219,12 +232,15 @@ def main() -> None:
           f"bots think {args.think:g} s on average; {os.cpu_count()} cores")
     for n in (int(x) for x in args.matches.split(",")):
         r = measure(n, args)
+        lag_ms = (n / r["moves_per_s"] - n / r["allowed"]) * 1000 if r["moves_per_s"] else float("inf")
         print(f"  {r['n']:5d} matches: RSS {r['idle']:.0f} MB idle, {r['mean']:.0f} MB playing (peak {r['peak']:.0f}), "
-              f"{r['per_match'] * 1024:.0f} KiB per match; {r['moves_per_s']:.0f} moves/s, server CPU "
+              f"{r['per_match'] * 1024:.0f} KiB per match; {r['moves_per_s']:.0f} moves/s of the {r['allowed']:.0f} "
+              f"the think times allow (lag {lag_ms:.0f} ms per move), server CPU "
               f"{r['cpu'] * 100:.0f}% of a core; missed deadlines {r['late']} of {r['events']} answers "
               f"(forced in all {r['forced']}); {r['playing']} still playing; load {r['load']:.2f}", flush=True)
         figure(f"LD server RSS per match, {n} at once", round(r["per_match"] * 1024, 1), "KiB")
         figure(f"LD missed deadlines, {n} at once", r["late"], "", target=1)
+        figure(f"LD lag per move, {n} at once", round(lag_ms, 1), "ms")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,20 @@ How
       this script that does only what every move needs on the wire (read both answers, write
       both requests) for as many moves as ours played, with the same bots: what any server
       on Python's asyncio pays per move here before its own work.
+    * **At the reference's pace** (``--pace``, default both paces): the reference stalls about
+      40 ms after each ``round_over`` (it writes it and the next ``move_request`` as two
+      sends with Nagle's algorithm on, so the request waits for the bot's delayed ACK), so
+      it plays 65-85 moves/s where ours plays over 1,000, and a slower pace costs a server
+      more per move (more sleeps and wake-ups).  ``ours paced`` and ``floor paced`` put a
+      proxy (this script with ``--pace-proxy``, on the bots' CPU) between the bots and the
+      server that holds what the server sends a bot after a ``round_over`` line for
+      ``--stall-ms`` (40), as the reference's own socket holds it; every byte and both
+      processes are unchanged, and the server's CPU is measured as before (the proxy's is
+      not: it stands for the bots' kernel).  Pacing from the outside is fair where a table
+      pace would not be: a pace per step would sleep on every move, which the reference
+      does not, and the stall comes from the reference's sockets, not from its rules.  The
+      paced yardstick sends a ``round_over`` as often as our last paced match did.
+      Targets: ours / reference at most 0.5 at full speed, 1.0 paced.
     * **The bots**: ``node bots/basic.js`` from the reference's directory, twice.  It connects
       to port 5533; a ``--require`` preload written here changes that port to the server's
       and counts the answers the bot writes (its file is not touched).
@@ -156,6 +170,7 @@ class Bench:
         self.args = args
         self.reference = Path(args.reference).resolve()
         self.moves = 3500  # the yardstick plays as many moves as our last match
+        self.rounds = 0  # and sends as many round_over lines as our last paced match
         self.deno = deno_binary(args.deno) if args.only != "ours" else None
         self.tmp = Path(tempfile.mkdtemp(prefix="ld-reference-"))
         (self.tmp / "colors.ts").write_text(COLORS_TS)
@@ -225,63 +240,169 @@ class Bench:
         return {"seconds": end - at["Game 1 begins"], "answers": answers,
                 "cpu": usage.ru_utime + usage.ru_stime - cpu0, "peak_kb": usage.ru_maxrss, "rss_kb": None}
 
-    def floor_match(self, pinned: bool) -> dict:
-        """As many moves as ours played last, on the yardstick (:func:`floor_main`)."""
-        command = [sys.executable, __file__, "--floor-server", str(self.moves)]
+    def paced(self, port: int, pinned: bool):
+        """A pacing proxy (:func:`pace_main`) in front of ``port``, on the bots' CPU when
+        pinned; returns (the process, the port the bots connect to)."""
+        command = [sys.executable, __file__, "--pace-proxy", str(port), str(self.args.stall_ms / 1000)]
+        if pinned:
+            command = ["taskset", "-c", str(self.args.bots_cpu)] + command
+        proxy = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        return proxy, int(proxy.stdout.readline())
+
+    def proxy_stalls(self, proxy: subprocess.Popen) -> int:
+        """The stalls a pacing proxy held, once both bots have left."""
+        out, _ = proxy.communicate(timeout=30)
+        return json.loads(out)["stalls"]
+
+    def floor_match(self, pinned: bool, paced: bool = False) -> dict:
+        """As many moves as ours played last, on the yardstick (:func:`floor_main`); ``paced``:
+        with a ``round_over`` as often as ours sent one, through the pacing proxy."""
+        every = max(1, round(self.moves / self.rounds)) if paced and self.rounds else 0
+        command = [sys.executable, __file__, "--floor-server", str(self.moves), str(every)]
         if pinned:
             command = ["taskset", "-c", str(self.args.server_cpu)] + command
         server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        proxy = None
         try:
             port = int(server.stdout.readline())
+            if paced:
+                proxy, port = self.paced(port, pinned)
             cpu0, start = cpu_seconds(server.pid), time.perf_counter()
             answers = self.answers(self.bots(port, pinned), self.args.timeout)
             end = time.perf_counter()
             usage = reaped(server)
+            if proxy is not None:
+                self.proxy_stalls(proxy)
         finally:
             kill_unless_done(server)
+            if proxy is not None:
+                kill_unless_done(proxy)
         return {"seconds": end - start, "answers": answers, "cpu": usage.ru_utime + usage.ru_stime - cpu0,
                 "peak_kb": usage.ru_maxrss, "rss_kb": None}
 
-    def our_match(self, pinned: bool) -> dict:
-        """One match on ``manage.py serve`` (a fresh server and data directory)."""
+    def our_match(self, pinned: bool, paced: bool = False) -> dict:
+        """One match on ``manage.py serve`` (a fresh server and data directory); ``paced``:
+        at the reference's pace, through the pacing proxy (:func:`pace_main`)."""
         env = {"LIARS_DICE_AUTO_PLAYERS": "2", "LIARS_DICE_AUTO_DICE": "6",
                "LIARS_DICE_AUTO_GAMES": str(self.args.games)}
         server = start_arena(env=env)
+        proxy = None
         try:
             pid = server.proc.pid
             if pinned:
                 pin_all_threads(pid, self.args.server_cpu)
+            port = server.liars_dice_port
+            if paced:
+                proxy, port = self.paced(port, pinned)
             time.sleep(0.5)  # let start-up work (the arena's own start) settle
             cpu0 = cpu_seconds(pid)
             start = time.perf_counter()
-            answers = self.answers(self.bots(server.liars_dice_port, pinned), self.args.timeout)
+            answers = self.answers(self.bots(port, pinned), self.args.timeout)
             end = time.perf_counter()
             time.sleep(0.2)  # the match's last database steps run after the bots are told
             cpu = cpu_seconds(pid) - cpu0
             peak, rss = status_kb(pid, "VmHWM"), status_kb(pid, "VmRSS")
+            if proxy is not None:
+                self.rounds = self.proxy_stalls(proxy) // 2  # each round_over stalls both bots
         finally:
             server.stop()
             shutil.rmtree(server.data_dir, ignore_errors=True)
+            if proxy is not None:
+                kill_unless_done(proxy)
         self.moves = answers // 2
         return {"seconds": end - start, "answers": answers, "cpu": cpu, "peak_kb": peak, "rss_kb": rss}
 
 
-def floor_main(moves: int) -> None:
+#: The reference's stall after a ``round_over`` (seconds): it writes ``round_over`` and the
+#: next ``move_request`` as two sends on a socket with Nagle's algorithm on, so the request
+#: waits for the bot's delayed ACK of the first (Linux: 40 ms).
+REFERENCE_STALL_S = 0.040
+
+
+def pace_main(server_port: int, stall: float) -> None:
+    """The reference's pace for another server (``--pace-proxy``): a TCP proxy between each
+    bot and ``server_port`` that passes every byte on at once, except that what the server
+    sends a bot after a ``round_over`` line is held until ``stall`` seconds after that line
+    went out, as the reference's own sockets hold it (:data:`REFERENCE_STALL_S`).  The bots,
+    the server and the bytes are unchanged; only when the bots get the next request moves.
+    Prints its port, then serves until both bots have left; prints ``{"stalls"}`` at the end."""
+    import asyncio
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        stalls = 0
+        left = asyncio.Event()
+        pairs = 0
+
+        async def pipe_to_bot(server_reader, bot_writer) -> None:
+            nonlocal stalls
+            held_until = 0.0
+            pending = b""
+            while True:
+                data = await server_reader.read(1 << 16)
+                if not data:
+                    break
+                pending += data
+                while pending:
+                    wait = held_until - loop.time()
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                    cut = pending.find(b'"round_over"')
+                    if cut < 0:
+                        bot_writer.write(pending)
+                        pending = b""
+                        break
+                    end = pending.find(b"\n", cut) + 1 or len(pending)
+                    bot_writer.write(pending[:end])
+                    pending = pending[end:]
+                    held_until = loop.time() + stall
+                    stalls += 1
+            bot_writer.close()
+
+        async def pipe_to_server(bot_reader, server_writer) -> None:
+            while data := await bot_reader.read(1 << 16):
+                server_writer.write(data)
+            server_writer.close()
+
+        async def bot(bot_reader, bot_writer) -> None:
+            nonlocal pairs
+            server_reader, server_writer = await asyncio.open_connection("127.0.0.1", server_port)
+            pairs += 1
+            await asyncio.gather(pipe_to_bot(server_reader, bot_writer), pipe_to_server(bot_reader, server_writer),
+                                 return_exceptions=True)
+            pairs -= 1
+            if not pairs:
+                left.set()
+
+        server = await asyncio.start_server(bot, "127.0.0.1", 0)
+        print(server.sockets[0].getsockname()[1], flush=True)
+        await left.wait()
+        print(json.dumps({"stalls": stalls}), flush=True)
+
+    asyncio.run(serve())
+
+
+def floor_main(moves: int, round_every: int = 0) -> None:
     """The yardstick (``--floor-server``): an asyncio server that does only what every move
     needs on the wire, with nothing behind it: it takes two bots, and per move reads both
     answers (one ``json.loads`` each) and writes each bot a fixed ``move_request`` (the
-    first opens a round; basic.js bids or passes); after ``moves`` moves it hangs up.  It
-    prints its port, then serves."""
+    first opens a round; basic.js bids or passes); with ``round_every``, every that many
+    moves a ``round_over`` first, in a send of its own (as ours sends it); after ``moves``
+    moves it hangs up.  It prints its port, then serves."""
     import asyncio
 
     requests = [json.dumps({"subject": "move_request", "message_id": "m", "game_number": 1, "round_number": 1,
                             "move_number": 1, "your_hand": [1, 2, 3, 4, 5, 6],
                             "other_hands": hands, "last_bid": [0, 0]}).encode() + b"\n"
                 for hands in ([[0, 6], [2, 6]], [[1, 6], [0, 6]])]
+    round_over = json.dumps({"subject": "round_over", "game_number": 1, "round_number": 1,
+                             "state": [[0, 6], [2, 5]], "round_loser": 2, "round_challenger": 0,
+                             "game_winner": -1}).encode() + b"\n"
 
     async def serve() -> None:
         bots: list = []
-        done = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
         state = {"answers": 0, "moves": 0}
 
         class Floor(asyncio.Protocol):
@@ -298,18 +419,22 @@ def floor_main(moves: int) -> None:
                 if state["answers"] == 2:
                     state["answers"] = 0
                     state["moves"] += 1
-                    if state["moves"] < moves:
-                        ask()
-                    else:
+                    if state["moves"] >= moves:
                         for bot in bots:
                             bot.transport.close()
                         done.set_result(None)
+                    elif round_every and state["moves"] % round_every == 0:
+                        for bot in bots:
+                            bot.transport.write(round_over)
+                        loop.call_soon(ask)
+                    else:
+                        ask()
 
         def ask():
             for bot, request in zip(bots, requests):
                 bot.transport.write(request)
 
-        server = await asyncio.get_running_loop().create_server(Floor, "127.0.0.1", 0)
+        server = await loop.create_server(Floor, "127.0.0.1", 0)
         print(server.sockets[0].getsockname()[1], flush=True)
         await done
         await asyncio.sleep(0.1)
@@ -320,9 +445,9 @@ def floor_main(moves: int) -> None:
 def line(name: str, r: dict, games: int) -> str:
     """One match's figures (the yardstick plays moves, not games)."""
     moves = r["answers"] / 2
-    rate = "       -       " if name == "floor" else f"{games / r['seconds']:7.1f} games/s"
+    rate = "       -       " if name.startswith("floor") else f"{games / r['seconds']:7.1f} games/s"
     rss = f", RSS after {r['rss_kb'] / 1024:.0f} MB" if r["rss_kb"] else ""
-    return (f"  {name:9s} {rate} {moves / r['seconds']:8.0f} moves/s  "
+    return (f"  {name:11s} {rate} {moves / r['seconds']:8.0f} moves/s  "
             f"{r['cpu'] * 1000 / moves:6.3f} ms CPU/move ({r['cpu']:.2f} s for {moves:.0f} moves)  "
             f"peak RSS {r['peak_kb'] / 1024:.0f} MB{rss}  load {r['load']:.2f}")
 
@@ -345,18 +470,31 @@ def main() -> None:
     parser.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
                         help="also time the yardstick: an asyncio server doing only the reads and writes of "
                         "each move (default: on)")
-    parser.add_argument("--floor-server", type=int, metavar="MOVES", help=argparse.SUPPRESS)
+    parser.add_argument("--pace", choices=("both", "full", "reference"), default="both",
+                        help="ours (and the yardstick) at full speed, at the reference's pace (its stall after "
+                        "each round_over, through a pacing proxy), or both (default)")
+    parser.add_argument("--stall-ms", type=float, default=REFERENCE_STALL_S * 1000,
+                        help="the reference's stall after a round_over, for --pace (default %(default)g ms)")
+    parser.add_argument("--floor-server", type=int, nargs="+", metavar="MOVES", help=argparse.SUPPRESS)
+    parser.add_argument("--pace-proxy", nargs=2, metavar=("PORT", "STALL_S"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor_server:
-        floor_main(args.floor_server)
+        floor_main(*args.floor_server)
+        return
+    if args.pace_proxy:
+        pace_main(int(args.pace_proxy[0]), float(args.pace_proxy[1]))
         return
     if not args.reference:
         parser.error("--reference is required: the folder of github.com/andrijast/liars-dice (bots/basic.js, simulator/)")
     bench = Bench(args)
-    servers = [("reference", bench.reference_match), ("ours", bench.our_match)]
-    servers = [s for s in servers if args.only in ("both", s[0])]
-    if args.floor:
-        servers.append(("floor", bench.floor_match))
+    paces = {"both": [False, True], "full": [False], "reference": [True]}[args.pace]
+    servers = [("reference", bench.reference_match)] if args.only in ("both", "reference") else []
+    for paced in paces:  # a paced match after a full-speed one, each yardstick after ours
+        suffix = " paced" if paced else ""
+        if args.only in ("both", "ours"):
+            servers.append(("ours" + suffix, lambda pinned, paced=paced: bench.our_match(pinned, paced)))
+        if args.floor:
+            servers.append(("floor" + suffix, lambda pinned, paced=paced: bench.floor_match(pinned, paced)))
     placements = {"both": [True, False], "yes": [True], "no": [False]}[args.pin]
     print(f"Liar's Dice, 2 players x 6 dice, {args.games} games a match, two unchanged bots/basic.js; "
           f"{os.cpu_count()} cores, load {load():.2f}")
@@ -370,16 +508,27 @@ def main() -> None:
                     r["load"] = load()
                     results[name].append(r)
                     print(line(name, r, args.games), flush=True)
-            med = {name: statistics.median(r["cpu"] * 2000 / r["answers"] for r in rs) for name, rs in results.items()}
+            cpu = {name: [r["cpu"] * 2000 / r["answers"] for r in rs] for name, rs in results.items()}
+            med = {name: statistics.median(values) for name, values in cpu.items()}
             summary = "  ".join(f"{name} {value:.3f} ms" for name, value in med.items())
-            ratio = f"; ours / reference {med['ours'] / med['reference']:.2f}" if {"ours", "reference"} <= set(med) else ""
-            print(f"  median CPU per move: {summary}{ratio}  load {load():.2f}", flush=True)
+            print(f"  median CPU per move: {summary}  load {load():.2f}", flush=True)
             placement = "pinned" if pinned else "not pinned"
             for name, value in med.items():
                 figure(f"LD server CPU per move, {name} ({placement})", round(value, 4), "ms")
-            if {"ours", "reference"} <= set(med):
-                figure(f"LD CPU per move, ours / reference ({placement})", round(med["ours"] / med["reference"], 3),
-                       "x", target=0.5)
+            # Ours against the reference (its medians: it has one pace), and against the
+            # yardstick at the same pace; each with its range over the rounds.
+            for suffix, target in (("", 0.5), (" paced", 1.0)):
+                ours = "ours" + suffix
+                if ours not in med:
+                    continue
+                for anchor, goal in (("reference", target), ("floor" + suffix, None)):
+                    if anchor not in med:
+                        continue
+                    ratios = [o / a for o, a in zip(cpu[ours], cpu[anchor])]
+                    print(f"  {ours} / {anchor}: {med[ours] / med[anchor]:.2f} (rounds {min(ratios):.2f}-"
+                          f"{max(ratios):.2f})", flush=True)
+                    figure(f"LD CPU per move, {ours} / {anchor} ({placement})",
+                           round(med[ours] / med[anchor], 3), "x", target=goal)
     finally:
         shutil.rmtree(bench.tmp, ignore_errors=True)
 

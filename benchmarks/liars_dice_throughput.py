@@ -56,6 +56,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.figures import figure  # noqa: E402
+
 
 # --------------------------------------------------------------------------------------------
 # The bots (child process)
@@ -149,6 +151,79 @@ def bots_main(port: int, matches: int, pairs: int) -> None:
                     connect_pair(p)
     stats["seconds"] = time.perf_counter() - t0
     print(json.dumps(stats), flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# The floor: an asyncio loopback echo (its own processes, the same CPUs)
+# --------------------------------------------------------------------------------------------
+#: A line of a move_request's size (the echo's client sends it, the server sends it back).
+ECHO_LINE = json.dumps({"subject": "move_request", "message_id": "0123456789ab", "game_number": 1,
+                        "round_number": 1, "move_number": 1, "your_hand": [1, 2, 3, 4, 5, 6],
+                        "other_hands": [[0, 6], [2, 6]], "last_bid": [0, 0]}).encode() + b"\n"
+
+
+def echo_server_main() -> None:
+    """The floor (``--echo-server``): an asyncio server that writes back each line it reads,
+    timing in the server what the runner's figure times (from the read being handed to the
+    protocol to the write handed to the socket).  Prints its port; when its client leaves,
+    prints ``{"times": [seconds, ...]}``."""
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        times: list[float] = []
+        perf = time.perf_counter
+
+        class Echo(asyncio.Protocol):
+            def connection_made(self, transport):
+                self.transport = transport
+
+            def data_received(self, data):
+                t = perf()
+                self.transport.write(data)
+                times.append(perf() - t)
+
+            def connection_lost(self, exc):
+                if not done.done():
+                    done.set_result(None)
+
+        server = await loop.create_server(Echo, "127.0.0.1", 0)
+        print(server.sockets[0].getsockname()[1], flush=True)
+        await done
+        print(json.dumps({"times": times}), flush=True)
+
+    asyncio.run(serve())
+
+
+def echo_client_main(port: int, count: int) -> None:
+    """The echo's client (``--echo-client``): ``count`` round trips of :data:`ECHO_LINE`,
+    one at a time, as a bot answers."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    for _ in range(count):
+        sock.sendall(ECHO_LINE)
+        got = 0
+        while got < len(ECHO_LINE):
+            got += len(sock.recv(1 << 16))
+    sock.close()
+
+
+def echo_floor(count: int, server_cpu: int, bots_cpu: int) -> list[float]:
+    """One run of the floor: the echo server on ``server_cpu`` (-1: unpinned), its client on
+    ``bots_cpu``, ``count`` round trips; the server's times (seconds)."""
+    import subprocess
+
+    def pinned(cpu: int) -> list[str]:
+        return ["taskset", "-c", str(cpu)] if cpu >= 0 else []
+
+    server = subprocess.Popen(pinned(server_cpu) + [sys.executable, __file__, "--echo-server"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        port = server.stdout.readline().strip()
+        subprocess.run(pinned(bots_cpu) + [sys.executable, __file__, "--echo-client", port, str(count)], check=True)
+        return json.loads(server.stdout.readline())["times"]
+    finally:
+        server.kill()
+        server.wait()
 
 
 # --------------------------------------------------------------------------------------------
@@ -335,10 +410,22 @@ def main() -> None:
                         help="in-process: the arena in this process, instrumented (default); serve: the "
                         "one-process server as the README starts it (web and arena, ./scripts/run.sh), "
                         "timed from the bots' side, with the server process's CPU per move")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="in-process: rounds of (the echo floor, our matches), then the floor once more "
+                        "(default 3)")
+    parser.add_argument("--echo-moves", type=int, default=10_000, help="round trips of each echo floor run")
     parser.add_argument("--bots", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, default=-1, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--echo-client", nargs=2, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.echo_server:
+        echo_server_main()
+        return
+    if args.echo_client:
+        echo_client_main(*args.echo_client)
+        return
     if args.bots:
         if args.cpu >= 0:
             os.sched_setaffinity(0, {args.cpu})
@@ -348,7 +435,7 @@ def main() -> None:
     if args.server == "serve":
         serve_main(args)
         return
-    args.bots_cpu = -1
+    args.bots_cpu = server_cpu = -1
     if args.pin != "no":
         server_cpu, args.bots_cpu = (int(c) for c in args.pin.split(","))
         os.sched_setaffinity(0, {server_cpu})
@@ -358,7 +445,6 @@ def main() -> None:
         wire_times: list[float] = []
         counters = {"asks": 0}
         instrument_wire(wire_times, counters)
-        results: dict = {}
         load_before = os.getloadavg()
         profiler = None
         if args.profile:
@@ -366,7 +452,27 @@ def main() -> None:
 
             profiler = cProfile.Profile()
             profiler.enable()
-        asyncio.run(server_main(args, results))
+        # Rounds alternate the floor and ours: floor, ours, floor, ours, ..., floor.
+        echo_p99: list[float] = []
+        ours_p99: list[float] = []
+        ratios: list[float] = []
+        results = {"bots": {"requests": 0, "round_overs": 0, "matches": 0, "seconds": 0.0}, "server_times": [],
+                   "written": 0}
+        echo_p99.append(pct(echo_floor(args.echo_moves, server_cpu, args.bots_cpu), 99) * 1e6)
+        for _ in range(args.rounds):
+            one: dict = {}
+            asyncio.run(server_main(args, one))
+            for key in ("requests", "round_overs", "matches", "seconds"):
+                results["bots"][key] += one["bots"][key]
+            results["server_times"] += one["server_times"]
+            results["written"] += one["written"]
+            ours_p99.append(pct(one["server_times"], 99) * 1e6)
+            echo_p99.append(pct(echo_floor(args.echo_moves, server_cpu, args.bots_cpu), 99) * 1e6)
+            # against the mean of the floor's runs either side of it
+            ratios.append(ours_p99[-1] / ((echo_p99[-2] + echo_p99[-1]) / 2))
+            print(f"  round {len(ours_p99)}: runner p99 {ours_p99[-1]:.1f} us, echo p99 {echo_p99[-2]:.1f} / "
+                  f"{echo_p99[-1]:.1f} us, ratio {ratios[-1]:.2f}; {one['bots']['matches'] * args.games / one['bots']['seconds']:.1f} "
+                  f"games/s; load {os.getloadavg()[0]:.2f}", flush=True)
         if profiler:
             profiler.disable()
             profiler.dump_stats(args.profile)
@@ -400,6 +506,12 @@ def main() -> None:
               f"matches finished, {log['games_won']} games in their results; {log['replayed_ok']} replayed from "
               f"the log to the stored result; {log['past_table']} bids past the dice on the table stood, "
               f"{log['invalid_moves']} rounds lost by an invalid move  -> {'OK' if ok else 'MISMATCH'}")
+        print(f"  server time per move p99 / asyncio echo's in-server p99: median {statistics.median(ratios):.2f} "
+              f"(rounds {min(ratios):.2f}-{max(ratios):.2f}); echo p99 {min(echo_p99):.1f}-{max(echo_p99):.1f} us; "
+              f"runner p99 {min(ours_p99):.1f}-{max(ours_p99):.1f} us  (target <= 3)")
+        figure("LD server time per move p99 / asyncio echo p99", round(statistics.median(ratios), 2), "x", target=3)
+        figure("LD games per second, two bots", round(games / bots["seconds"], 1), "games/s", target=100,
+               better="higher")
         if not ok:
             sys.exit(1)
     finally:
