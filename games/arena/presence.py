@@ -28,8 +28,10 @@ log = logging.getLogger("arena.presence")
 
 #: Seconds between two refreshes of a web process's groups.
 REFRESH_S = 3.0
-#: Seconds a group counts as watched by a process after its last word (a few refreshes).
-TTL_S = 10.0
+#: Seconds a group counts as watched by a process after its last word: ten refreshes, so that
+#: a process whose loop is held up for a while on a busy machine (its refresh late) does not
+#: lose its pages' views; a dead one costs views built for nobody this long.
+TTL_S = 30.0
 #: Groups one refresh may name (a message from a web process is trusted, but bounded).
 MAX_GROUPS = 100_000
 MESSAGE = "presence"
