@@ -60,6 +60,12 @@ FLOOR_RATIO_TARGET = 3.0
 SETUP_RATIO_TARGET = 10.0
 
 
+def rss_mb(pid: int) -> float:
+    """The resident memory of ``pid`` (``VmRSS``), MB."""
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
+
+
 def pin_threads(pid: int, cpu: int) -> None:
     """Pin every thread of ``pid`` to ``cpu`` (threads it starts later inherit it)."""
     for tid in os.listdir(f"/proc/{pid}/task"):
@@ -147,6 +153,13 @@ class Bot:
             self.results += 1
 
 
+def loop_thread_seconds(pid: int) -> float:
+    """CPU seconds of the main thread of ``pid`` (the server's event loop: every socket, the
+    rules, the XML), to the nanosecond (``/proc/<pid>/task/<pid>/schedstat``: time on a CPU)."""
+    with open(f"/proc/{pid}/task/{pid}/schedstat") as stat:
+        return int(stat.read().split()[0]) / 1e9
+
+
 def load() -> str:
     """The load average (1, 5, 15 minutes) as printed beside every figure."""
     return "load average %.2f %.2f %.2f" % os.getloadavg()
@@ -171,7 +184,7 @@ def run(port: int, server_pid: int, games: int, parallel: int, game_type: str, s
             bot = Bot(port, game_type, random.Random(rng.random()), latencies, setup_only)
             selector.register(bot.sock, selectors.EVENT_READ, bot)
 
-    cpu0, t0 = cpu_seconds(server_pid), time.perf_counter()
+    cpu0, loop0, t0 = cpu_seconds(server_pid), loop_thread_seconds(server_pid), time.perf_counter()
     for _ in range(min(parallel, games)):
         connect_pair()
     open_bots = 2 * min(parallel, games)
@@ -191,10 +204,12 @@ def run(port: int, server_pid: int, games: int, parallel: int, game_type: str, s
                 connect_pair()
                 open_bots += 2
     cpu, wall = cpu_seconds(server_pid) - cpu0, time.perf_counter() - t0
+    loop = loop_thread_seconds(server_pid) - loop0
     done = finished_results // 2
     lat = sorted(latencies)
     result = {"games_per_s": done / wall, "moves": moves, "moves_per_s": moves / wall,
-              "ms_per_game": cpu / max(1, done) * 1000, "ms_per_move": cpu / max(1, moves) * 1000}
+              "ms_per_game": cpu / max(1, done) * 1000, "ms_per_move": cpu / max(1, moves) * 1000,
+              "loop_ms_per_move": loop / max(1, moves) * 1000, "rss_mb": rss_mb(server_pid)}
     if quiet:
         return result
 
@@ -207,7 +222,8 @@ def run(port: int, server_pid: int, games: int, parallel: int, game_type: str, s
         print(f"    move -> its memento back (ms): p50 {pct(50):.2f}  p90 {pct(90):.2f}  p99 {pct(99):.2f}  "
               f"max {lat[-1] * 1000:.2f}  (mean {statistics.mean(lat) * 1000:.2f}, n={len(lat)})")
     print(f"    server CPU: {cpu:.3f} s, {result['ms_per_game']:.2f} ms per game, "
-          f"{result['ms_per_move']:.3f} ms per move  [{load()}]")
+          f"{result['ms_per_move']:.3f} ms per move (the loop thread {loop / cpu:.0%}, the event log's and the "
+          f"database's threads the rest); RSS {result['rss_mb']:.1f} MB  [{load()}]")
     return result
 
 

@@ -303,6 +303,7 @@ class _SeatSql:
         self.col = {f.name: q(f.column) for f in [*Seat._meta.concrete_fields]}
         self.mcol = {f.name: q(f.column) for f in [*Match._meta.concrete_fields]}
         self._claims: dict = {}
+        self._updates: dict = {}
 
     def _config_test(self) -> str:
         """One key of a table's configuration equal to a value (params: key, value)."""
@@ -389,6 +390,22 @@ class _SeatSql:
         with connection.cursor() as cursor:
             cursor.executemany(f"UPDATE {self.seat} SET {c['final_score']} = %s WHERE {c['match']} = %s "
                                f"AND {c['index']} = %s", [(score, match_id, i) for i, score in enumerate(scores)])
+
+    def update_match(self, match_id: int, values: dict) -> None:
+        """Set the fields ``values`` (field name -> value) of one table's row in one UPDATE,
+        each value prepared as its model field prepares it (``get_db_prep_save``: JSON
+        encoded, datetimes adapted for the vendor).  Raises ``FieldDoesNotExist`` for a name
+        that is not a field of :class:`Match`."""
+        fields = [Match._meta.get_field(name) for name in values]
+        key = tuple(values)
+        statement = self._updates.get(key)
+        if statement is None:
+            statement = self._updates[key] = (
+                f"UPDATE {self.match} SET {', '.join(f'{self.mcol[name]} = %s' for name in values)} "
+                f"WHERE {self.mcol['id']} = %s")
+        params = [f.get_db_prep_save(v, connection) for f, v in zip(fields, values.values())]
+        with connection.cursor() as cursor:
+            cursor.execute(statement, [*params, match_id])
 
     def start(self, match_id: int, now) -> bool:
         """Mark ``match_id`` running if it is open with every seat taken; whether this call did."""
@@ -526,14 +543,22 @@ def finish(match_id: int, result: dict, analysis_subjects: list = ()) -> None:
     """Record a finished match: status, result, each seat's final score and, in the same
     transaction, its ratings (:func:`games.arena.ratings.rate_match`) and a pending analysis
     row per subject (``GameSpec.analysis_subjects``; games/arena/analyses.py)."""
+    sql = _SeatSql.get()
     with transaction.atomic():
-        Match.objects.filter(pk=match_id).update(status=Match.Status.FINISHED, result=result,
-                                                 finished_at=timezone.now())
-        _SeatSql.get().final_scores(match_id, result.get("scores", []))
-        Analysis.objects.bulk_create(analyses.pending_rows(match_id, list(analysis_subjects)))
+        # plain statements: the ORM's query building was a tenth of a game's fixed cost
+        sql.update_match(match_id, {"status": Match.Status.FINISHED, "result": result, "finished_at": timezone.now()})
+        sql.final_scores(match_id, result.get("scores", []))
+        if analysis_subjects:
+            Analysis.objects.bulk_create(analyses.pending_rows(match_id, list(analysis_subjects)))
         match, seats = _table(match_id)
         if match is not None:
             ratings.rate_match(match, seats)
+
+
+def set_final_view(match_id: int, view: dict) -> None:
+    """Store ``Match.final_view`` (the last state with every hand) of ``match_id``, in one
+    plain UPDATE (:func:`games.arena.replay.store_end` at every match's end)."""
+    _SeatSql.get().update_match(match_id, {"final_view": view})
 
 
 def abort(match_id: int, reason: str) -> None:
