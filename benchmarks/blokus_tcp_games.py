@@ -1,31 +1,38 @@
-"""Blokus bot-vs-bot games through the TCP listener (the XML stream on the Blokus port).
+"""Blokus bot-vs-bot games through the TCP listener (the XML stream on the Blokus port),
+against the Liar's Dice asyncio floor in the same run (issue 25).
 
 What it measures
-    * whole games per second (and moves per second) that ``manage.py serve`` plays between
-      scripted bots over TCP on loopback, ``--parallel`` games at a time (default 4), until
-      ``--games`` games (default 40) are over; each bot joins with a plain ``<join>``
-      (``--variant`` 2021 or 2027), plays at once, and connects again for its next game;
-    * per-move latency, p50 / p90 / p99 / max: from a bot's move leaving its socket to the
-      memento of that move arriving back (the server parses the move, checks it, logs it,
-      applies it, and writes the memento to both players and the observers);
-    * the server's CPU time per game and per move (``/proc/<pid>/stat``, user + system, and
-      the two apart), the figure to judge server work by (wall time depends on the bots and on
-      whatever else the machine runs); every figure is printed with the load average;
-    * with ``--setup-only``, the fixed part: every game ends at its first move (an invalid
-      one, RULE_VIOLATION), so the CPU per game is what seating, the match's rows, the start
-      and the result cost, with no moves to speak of.  A real game's CPU per move is this
-      fixed part divided by its moves (about 60) plus the cost of the moves themselves.
+    * the server's CPU time per move (its process CPU clock, every thread; the loop thread's
+      share apart): ``manage.py serve`` plays ``--games`` games (default 40) between scripted
+      bots over TCP on loopback, ``--parallel`` at a time (default 4); each bot joins with a
+      plain ``<join>`` (``--variant`` 2021 or 2027), plays at once, and connects again for
+      its next game; also games and moves per second, the server's RSS, and the latency from
+      a bot's move leaving its socket to its memento arriving back (p50 / p90 / p99 / max);
+    * the fixed part per game (``--setup-games``, default 20): games that end at their first
+      move (an invalid one, RULE_VIOLATION), so their CPU per game is what seating, the
+      match's rows, the start and the result cost; reported as a number of moves
+      (target: at most 10);
+    * **the floor**: ``liars_dice_reference.floor_main`` unchanged (a fresh process; per move
+      it reads both players' answers, one ``json.loads`` each, and writes both a request)
+      serving as many moves as our round played, to two :class:`FloorClient` players in this
+      process (Python, in place of node's basic.js: all the floor needs of a player is a
+      line with a ``message_id`` per request, and its server side of the wire is the same).
+      Ours / floor is the headline ratio (target: at most 3).
+
+    ``--warmup`` games (default 8) are played first and not counted (imports, caches, the
+    database's first rows); then ``--rounds`` rounds (default 3) of ours, setup-only and
+    floor, alternated, on the same server: a rise across rounds shows in the per-round lines
+    (with the RSS), and the load of the shared machine falls on both sides alike.  Medians and
+    min–max over the rounds, with the load average, end the report.
 
 How
     The server is started as the README starts it (``tests/serverproc.start_arena``: a fresh
-    SQLite file, the in-memory channel layer), with ``ARENA_BUILTIN_DELAY=0``.  The bots run
-    in this process on one ``selectors`` loop (no threads): each parses the server's stream
-    with lxml's ``XMLPullParser``, rebuilds the rules state from every memento
+    SQLite file, the in-memory channel layer), with ``ARENA_BUILTIN_DELAY=0``; with ``--pin``
+    (default) every server runs on CPU 0 and this process (all clients) on CPU 1.  The bots
+    run in this process on one ``selectors`` loop (no threads): each parses the server's
+    stream with lxml's ``XMLPullParser``, rebuilds the rules state from every memento
     (``BlokusState.from_observation``) and answers each MoveRequest with a random legal
-    placement (a skip only when there is none).  The bots' own time (parsing, move generation)
-    is part of each game's wall time, not of the latency figure.  On this 2-core machine
-    the server and the bots share the cores.  ``--repeat`` plays the games again on the same
-    server (the first round includes its warm-up: imports, caches, the database's first rows).
+    placement (a skip only when there is none).
 
 Run: ``.venv/bin/python benchmarks/blokus_tcp_games.py`` (``--help`` for the knobs).
 """
