@@ -179,9 +179,9 @@ def compare(deals: int, rounds: int, before: str | None) -> None:
               f"(lowest x{min(c for _, c, _ in rs):.1f}); like for like x{statistics.median(c for *_, c in rs):5.1f} "
               f"cards/s ({min(c for *_, c in rs):.1f}–{max(c for *_, c in rs):.1f})")
         if name.startswith("ours") and "spectator" not in name:
-            figure(f"Jass engine+observations / kit as shipped, {name[6:]}",
+            figure(f"Jass ours / kit as shipped, {name[6:]}",
                    round(statistics.median(c for _, c, _ in rs), 1), "x", better="higher")
-            figure(f"Jass engine+observations / kit picking as ours, {name[6:]}",
+            figure(f"Jass ours / kit, like for like, {name[6:]}",
                    round(statistics.median(c for *_, c in rs), 1), "x", 15.0, better="higher")
 
 
