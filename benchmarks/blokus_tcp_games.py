@@ -1,31 +1,38 @@
-"""Blokus bot-vs-bot games through the TCP listener (the XML stream on the Blokus port).
+"""Blokus bot-vs-bot games through the TCP listener (the XML stream on the Blokus port),
+against the Liar's Dice asyncio floor in the same run (issue 25).
 
 What it measures
-    * whole games per second (and moves per second) that ``manage.py serve`` plays between
-      scripted bots over TCP on loopback, ``--parallel`` games at a time (default 4), until
-      ``--games`` games (default 40) are over; each bot joins with a plain ``<join>``
-      (``--variant`` 2021 or 2027), plays at once, and connects again for its next game;
-    * per-move latency, p50 / p90 / p99 / max: from a bot's move leaving its socket to the
-      memento of that move arriving back (the server parses the move, checks it, logs it,
-      applies it, and writes the memento to both players and the observers);
-    * the server's CPU time per game and per move (``/proc/<pid>/stat``, user + system, and
-      the two apart), the figure to judge server work by (wall time depends on the bots and on
-      whatever else the machine runs); every figure is printed with the load average;
-    * with ``--setup-only``, the fixed part: every game ends at its first move (an invalid
-      one, RULE_VIOLATION), so the CPU per game is what seating, the match's rows, the start
-      and the result cost, with no moves to speak of.  A real game's CPU per move is this
-      fixed part divided by its moves (about 60) plus the cost of the moves themselves.
+    * the server's CPU time per move (its process CPU clock, every thread; the loop thread's
+      share apart): ``manage.py serve`` plays ``--games`` games (default 40) between scripted
+      bots over TCP on loopback, ``--parallel`` at a time (default 4); each bot joins with a
+      plain ``<join>`` (``--variant`` 2021 or 2027), plays at once, and connects again for
+      its next game; also games and moves per second, the server's RSS, and the latency from
+      a bot's move leaving its socket to its memento arriving back (p50 / p90 / p99 / max);
+    * the fixed part per game (``--setup-games``, default 20): games that end at their first
+      move (an invalid one, RULE_VIOLATION), so their CPU per game is what seating, the
+      match's rows, the start and the result cost; reported as a number of moves
+      (target: at most 10);
+    * **the floor**: ``liars_dice_reference.floor_main`` unchanged (a fresh process; per move
+      it reads both players' answers, one ``json.loads`` each, and writes both a request)
+      serving as many moves as our round played, to two :class:`FloorClient` players in this
+      process (Python, in place of node's basic.js: all the floor needs of a player is a
+      line with a ``message_id`` per request, and its server side of the wire is the same).
+      Ours / floor is the headline ratio (target: at most 3).
+
+    ``--warmup`` games (default 8) are played first and not counted (imports, caches, the
+    database's first rows); then ``--rounds`` rounds (default 3) of ours, setup-only and
+    floor, alternated, on the same server: a rise across rounds shows in the per-round lines
+    (with the RSS), and the load of the shared machine falls on both sides alike.  Medians and
+    min–max over the rounds, with the load average, end the report.
 
 How
     The server is started as the README starts it (``tests/serverproc.start_arena``: a fresh
-    SQLite file, the in-memory channel layer), with ``ARENA_BUILTIN_DELAY=0``.  The bots run
-    in this process on one ``selectors`` loop (no threads): each parses the server's stream
-    with lxml's ``XMLPullParser``, rebuilds the rules state from every memento
+    SQLite file, the in-memory channel layer), with ``ARENA_BUILTIN_DELAY=0``; with ``--pin``
+    (default) every server runs on CPU 0 and this process (all clients) on CPU 1.  The bots
+    run in this process on one ``selectors`` loop (no threads): each parses the server's
+    stream with lxml's ``XMLPullParser``, rebuilds the rules state from every memento
     (``BlokusState.from_observation``) and answers each MoveRequest with a random legal
-    placement (a skip only when there is none).  The bots' own time (parsing, move generation)
-    is part of each game's wall time, not of the latency figure.  On this 2-core machine
-    the server and the bots share the cores.  ``--repeat`` plays the games again on the same
-    server (the first round includes its warm-up: imports, caches, the database's first rows).
+    placement (a skip only when there is none).
 
 Run: ``.venv/bin/python benchmarks/blokus_tcp_games.py`` (``--help`` for the knobs).
 """
@@ -37,6 +44,7 @@ import random
 import selectors
 import socket
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -50,11 +58,25 @@ from benchmarks.figures import figure  # noqa: E402
 from games.blokus import protocol  # noqa: E402
 from games.blokus.rules import COLORS, BlokusState  # noqa: E402
 from tests.blokus_client import memento_observation  # noqa: E402
-from tests.serverproc import start_arena  # noqa: E402
+from tests.serverproc import cpu_seconds, start_arena  # noqa: E402
 
 MOVE_REQUESTS = ("sc.framework.plugins.protocol.MoveRequest", "moveRequest")
-#: Issue 17's bound on the server's CPU per move through the TCP listener (ms).
-CPU_PER_MOVE_TARGET_MS = 0.5
+#: Issue 25's bounds: the server's CPU per move at most 3 times the Liar's Dice asyncio
+#: floor's, and a game's fixed part (seating, start, result) at most 10 moves.
+FLOOR_RATIO_TARGET = 3.0
+SETUP_RATIO_TARGET = 10.0
+
+
+def rss_mb(pid: int) -> float:
+    """The resident memory of ``pid`` (``VmRSS``), MB."""
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
+
+
+def pin_threads(pid: int, cpu: int) -> None:
+    """Pin every thread of ``pid`` to ``cpu`` (threads it starts later inherit it)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        os.sched_setaffinity(int(tid), {cpu})
 
 
 class Bot:
@@ -138,12 +160,11 @@ class Bot:
             self.results += 1
 
 
-def cpu_seconds(pid: int) -> tuple[float, float]:
-    """(user, system) CPU time of a process, all its threads (seconds)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    tick = os.sysconf("SC_CLK_TCK")
-    return int(fields[11]) / tick, int(fields[12]) / tick
+def loop_thread_seconds(pid: int) -> float:
+    """CPU seconds of the main thread of ``pid`` (the server's event loop: every socket, the
+    rules, the XML), to the nanosecond (``/proc/<pid>/task/<pid>/schedstat``: time on a CPU)."""
+    with open(f"/proc/{pid}/task/{pid}/schedstat") as stat:
+        return int(stat.read().split()[0]) / 1e9
 
 
 def load() -> str:
@@ -152,9 +173,9 @@ def load() -> str:
 
 
 def run(port: int, server_pid: int, games: int, parallel: int, game_type: str, seed: int,
-        setup_only: bool = False) -> dict:
-    """Play ``games`` games, ``parallel`` at a time, and print the report; returns the
-    headline figures ``{"games_per_s", "moves_per_s", "ms_per_game", "ms_per_move"}`` (CPU)."""
+        setup_only: bool = False, quiet: bool = False) -> dict:
+    """Play ``games`` games, ``parallel`` at a time, and print the report (unless ``quiet``);
+    returns ``{"games_per_s", "moves", "moves_per_s", "ms_per_game", "ms_per_move"}`` (CPU)."""
     rng = random.Random(seed)
     latencies: list[float] = []
     selector = selectors.DefaultSelector()
@@ -170,7 +191,7 @@ def run(port: int, server_pid: int, games: int, parallel: int, game_type: str, s
             bot = Bot(port, game_type, random.Random(rng.random()), latencies, setup_only)
             selector.register(bot.sock, selectors.EVENT_READ, bot)
 
-    cpu0, t0 = cpu_seconds(server_pid), time.perf_counter()
+    cpu0, loop0, t0 = cpu_seconds(server_pid), loop_thread_seconds(server_pid), time.perf_counter()
     for _ in range(min(parallel, games)):
         connect_pair()
     open_bots = 2 * min(parallel, games)
@@ -189,52 +210,151 @@ def run(port: int, server_pid: int, games: int, parallel: int, game_type: str, s
             if closed % 2 == 0 and started_games < games:
                 connect_pair()
                 open_bots += 2
-    (user1, system1), wall = cpu_seconds(server_pid), time.perf_counter() - t0
-    user, system = user1 - cpu0[0], system1 - cpu0[1]
-    cpu = user + system
+    cpu, wall = cpu_seconds(server_pid) - cpu0, time.perf_counter() - t0
+    loop = loop_thread_seconds(server_pid) - loop0
     done = finished_results // 2
     lat = sorted(latencies)
+    result = {"games_per_s": done / wall, "moves": moves, "moves_per_s": moves / wall,
+              "ms_per_game": cpu / max(1, done) * 1000, "ms_per_move": cpu / max(1, moves) * 1000,
+              "loop_ms_per_move": loop / max(1, moves) * 1000, "rss_mb": rss_mb(server_pid)}
+    if quiet:
+        return result
 
     def pct(p: float) -> float:
         return lat[min(len(lat) - 1, int(p / 100 * len(lat)))] * 1000
 
-    print(f"{done} games ({game_type}, {parallel} at a time{', setup only' if setup_only else ''}), "
-          f"{moves} moves in {wall:.2f} s  [{load()}]")
-    print(f"  games/s: {done / wall:.2f}    moves/s: {moves / wall:.0f}")
-    if lat:
-        print(f"  move -> its memento back (ms): p50 {pct(50):.2f}  p90 {pct(90):.2f}  p99 {pct(99):.2f}  "
+    print(f"  ours{' (setup only)' if setup_only else ''}: {done} games ({game_type}, {parallel} at a time), "
+          f"{moves} moves in {wall:.2f} s, {done / wall:.2f} games/s, {moves / wall:.0f} moves/s")
+    if lat and not setup_only:
+        print(f"    move -> its memento back (ms): p50 {pct(50):.2f}  p90 {pct(90):.2f}  p99 {pct(99):.2f}  "
               f"max {lat[-1] * 1000:.2f}  (mean {statistics.mean(lat) * 1000:.2f}, n={len(lat)})")
-    print(f"  server CPU: {cpu:.2f} s (user {user:.2f}, system {system:.2f}), "
-          f"{cpu / max(1, done) * 1000:.1f} ms per game, {cpu / max(1, moves) * 1000:.3f} ms per move  [{load()}]")
-    return {"games_per_s": done / wall, "moves_per_s": moves / wall, "ms_per_game": cpu / max(1, done) * 1000,
-            "ms_per_move": cpu / max(1, moves) * 1000}
+    print(f"    server CPU: {cpu:.3f} s, {result['ms_per_game']:.2f} ms per game, "
+          f"{result['ms_per_move']:.3f} ms per move (the loop thread {loop / cpu:.0%}, the event log's and the "
+          f"database's threads the rest); RSS {result['rss_mb']:.1f} MB  [{load()}]")
+    return result
+
+
+class FloorClient:
+    """One player of the Liar's Dice floor: answers every ``move_request`` line at once with a
+    line that carries a ``message_id`` (what basic.js's answers carry, all the floor reads)."""
+
+    ANSWER = b'{"message_id": "m", "action": "bid", "bid": [1, 2]}\n'
+
+    def __init__(self, port: int):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buffer = b""
+
+    def on_readable(self) -> bool:
+        """Answer each complete request; False when the floor hung up."""
+        data = self.sock.recv(65536)
+        if not data:
+            return False
+        *lines, self.buffer = (self.buffer + data).split(b"\n")
+        for line in lines:
+            if b"move_request" in line:
+                self.sock.sendall(self.ANSWER)
+        return True
+
+
+def floor(moves: int, pin_cpu: int | None) -> float:
+    """The server CPU per move (ms) of the Liar's Dice asyncio floor
+    (``liars_dice_reference.floor_main``, unchanged: per move it reads both players' answers,
+    one ``json.loads`` each, and writes both a request) serving ``moves`` moves to two
+    :class:`FloorClient` players in this process; a fresh floor process per call."""
+    command = [sys.executable, str(ROOT / "benchmarks" / "liars_dice_reference.py"), "--floor-server", str(moves)]
+    if pin_cpu is not None:
+        command = ["taskset", "-c", str(pin_cpu)] + command
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline())
+        cpu0 = cpu_seconds(server.pid)
+        clients = [FloorClient(port), FloorClient(port)]
+        selector = selectors.DefaultSelector()
+        for client in clients:
+            selector.register(client.sock, selectors.EVENT_READ, client)
+        open_clients = 2
+        while open_clients:
+            for key, _ in selector.select(timeout=30):
+                if not key.data.on_readable():
+                    selector.unregister(key.fileobj)
+                    key.fileobj.close()
+                    open_clients -= 1
+        cpu = cpu_seconds(server.pid) - cpu0  # before its exit (it sleeps 0.1 s after the last move)
+        server.wait(10)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    return cpu / moves * 1000
+
+
+def spread(values: list[float], digits: int = 3) -> str:
+    """``median (min–max)`` of a series."""
+    return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=40, help="games to play in all (default 40)")
+    parser.add_argument("--games", type=int, default=40, help="games a round (default 40)")
+    parser.add_argument("--setup-games", type=int, default=20,
+                        help="setup-only games a round (each ends at its first move; default 20, 0: none)")
     parser.add_argument("--parallel", type=int, default=4, help="games at a time (default 4)")
     parser.add_argument("--variant", choices=("2021", "2027"), default="2021")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--repeat", type=int, default=1, help="rounds of --games on the same server (default 1)")
-    parser.add_argument("--setup-only", action="store_true",
-                        help="end every game at its first move (an invalid one): the fixed CPU per game")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of ours / setup / floor on the same server (default 3)")
+    parser.add_argument("--warmup", type=int, default=8, help="games played first and not counted (default 8)")
+    parser.add_argument("--pin", action=argparse.BooleanOptionalAction, default=True,
+                        help="servers on CPU 0, the clients (this process) on CPU 1 (default: on)")
+    parser.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
+                        help="alternate with the Liar's Dice asyncio floor (default: on)")
     args = parser.parse_args()
+    pin = 0 if args.pin and os.cpu_count() >= 2 else None
+    if pin is not None:
+        os.sched_setaffinity(0, {1})
+    game_type = protocol.GAME_TYPE_OF[args.variant]
     arena = start_arena(env={"ARENA_BUILTIN_DELAY": "0", "LOG_LEVEL": "WARNING"})
+    ours, setups, floors = [], [], []
+    print(f"Blokus over TCP, {args.games} games a round, {args.parallel} at a time, {args.rounds} rounds; "
+          f"{os.cpu_count()} cores{', servers pinned to CPU 0, clients to CPU 1' if pin is not None else ''}; "
+          f"{load()}")
     try:
-        for round_ in range(args.repeat):
-            last = run(arena.blokus_port, arena.proc.pid, args.games, args.parallel,
-                       protocol.GAME_TYPE_OF[args.variant], args.seed + round_, args.setup_only)
+        if pin is not None:
+            pin_threads(arena.proc.pid, pin)
+        if args.warmup:
+            run(arena.blokus_port, arena.proc.pid, args.warmup, args.parallel, game_type, args.seed - 1, quiet=True)
+        for round_ in range(args.rounds):
+            print(f"round {round_ + 1}")
+            r = run(arena.blokus_port, arena.proc.pid, args.games, args.parallel, game_type, args.seed + round_)
+            ours.append(r["ms_per_move"])
+            if args.setup_games:
+                s = run(arena.blokus_port, arena.proc.pid, args.setup_games, args.parallel, game_type,
+                        args.seed + round_, setup_only=True)
+                setups.append(s["ms_per_game"])
+                print(f"    setup per game / one move: {s['ms_per_game'] / r['ms_per_move']:.1f}")
+            if args.floor:
+                floors.append(floor(r["moves"], pin))
+                print(f"  floor (Liar's Dice asyncio, Python clients): {r['moves']} moves, "
+                      f"{floors[-1]:.3f} ms CPU per move; ours / floor {r['ms_per_move'] / floors[-1]:.2f}  [{load()}]")
     finally:
         arena.stop()
-    # The headline figures (benchmarks/run_all.py), from the last round.
-    if args.setup_only:
-        figure(f"Blokus server CPU per game, setup only ({args.parallel} at a time)", round(last["ms_per_game"], 1), "ms")
-        return
-    figure(f"Blokus server CPU per move ({args.parallel} at a time)", round(last["ms_per_move"], 3), "ms",
-           CPU_PER_MOVE_TARGET_MS)
-    figure(f"Blokus moves/s ({args.parallel} at a time)", round(last["moves_per_s"]), "moves/s", better="higher")
-    figure(f"Blokus games/s ({args.parallel} at a time)", round(last["games_per_s"], 2), "games/s", better="higher")
+    print(f"over {args.rounds} rounds, median (min–max)  [{load()}]")
+    print(f"  ours: {spread(ours)} ms CPU per move")
+    if floors:
+        ratios = [o / f for o, f in zip(ours, floors)]
+        print(f"  floor: {spread(floors)} ms CPU per move; ours / floor {spread(ratios, 2)}")
+    if setups:
+        setup_ratios = [s / o for s, o in zip(setups, ours)]
+        print(f"  setup: {spread(setups, 2)} ms CPU per game; setup / one move {spread(setup_ratios, 1)}")
+    # The headline figures (benchmarks/run_all.py): medians over the rounds.
+    name = f"({args.parallel} at a time)"
+    figure(f"Blokus server CPU per move {name}", round(statistics.median(ours), 3), "ms")
+    if floors:
+        figure(f"Blokus CPU per move / LD asyncio floor {name}", round(statistics.median(ratios), 2), "x",
+               FLOOR_RATIO_TARGET)
+    if setups:
+        figure(f"Blokus setup per game / one move {name}", round(statistics.median(setup_ratios), 1), "x",
+               SETUP_RATIO_TARGET)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,9 @@ def benchmarks(args) -> list[tuple[str, list[str], list[str], int]]:
     rows += [
         ("liars_dice_memory", ["liars_dice_memory.py"], ["liars_dice_memory.py", "--quick"], 1800),
         ("jass", ["jass_playouts.py"], ["jass_playouts.py", "--deals", "200", "--rounds", "2"], 900),
-        ("blokus", ["blokus_tcp_games.py"], ["blokus_tcp_games.py", "--games", "8"], 900),
+        # warmed up first (--warmup games, not counted), then alternated with its floor
+        ("blokus", ["blokus_tcp_games.py"], ["blokus_tcp_games.py", "--games", "12", "--setup-games", "8",
+                                             "--warmup", "8"], 900),
         ("scaled", ["scaled_moves.py"], ["scaled_moves.py", "--rounds", "1", "--games", "30"], 900),
         ("spectators", ["spectator_fanout.py"], ["spectator_fanout.py", "--duration", "5", "--runs", "1"], 1800),
         ("hanabi", ["hanabi_ws_games.py"], ["hanabi_ws_games.py", "--games", "5"], 900),

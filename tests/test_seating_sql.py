@@ -57,9 +57,19 @@ started = tables.try_start(new27.pk)
 out["started"] = [started.status, [s.display_name for s in started.started_seats]]
 out["started again"] = tables.try_start(new27.pk)
 tables.finish(new27.pk, {"scores": [7, 3], "winner": 0})
+tables.set_final_view(new27.pk, {"board": ["..B", "R.."], "over": True, "note": "it's \"done\""})
 finished = Match.objects.get(pk=new27.pk)
 out["finished"] = [finished.status, finished.result, [s.final_score for s in finished.seats.order_by("index")]]
+out["finished at"] = [finished.finished_at is not None and finished.finished_at >= finished.started_at,
+                      finished.final_view]
 seat0 = Seat.objects.get(match_id=web21.pk, index=0)
+def fields(obj):
+    return {f.attname: getattr(obj, f.attname) for f in obj._meta.concrete_fields}
+read_match, read_seats = tables._table(new27.pk, with_bots=True)
+out["read as the ORM reads"] = [fields(read_match) == fields(Match.objects.get(pk=new27.pk)),
+                                [fields(s) for s in read_seats] == [fields(s) for s in Seat.objects.filter(
+                                    match_id=new27.pk).order_by("index")],
+                                type(read_match.config).__name__, read_match.finished_at.tzinfo is not None]
 out["match of seat"] = [tables.match_of_seat(seat0.pk) == web21.pk, tables.match_of_seat(10 ** 9)]
 out["ids"] = {"auto21": auto21.pk, "old27": old27.pk, "new27": new27.pk, "web21": web21.pk,
               "verified": verified.pk, "held": held.pk}
@@ -111,4 +121,7 @@ def test_bots_take_the_seats_a_user_would_expect_and_tables_start_and_finish_onc
     assert out["started"] == ["running", ["c", "i"]]
     assert out["started again"] is None, "only one caller starts a table"
     assert out["finished"] == ["finished", {"scores": [7, 3], "winner": 0}, [7.0, 3.0]]
+    assert out["finished at"] == [True, {"board": ["..B", "R.."], "over": True, "note": 'it\'s "done"'}]
+    # the table read in plain SQL is the ORM's, field for field (JSON decoded, times aware)
+    assert out["read as the ORM reads"] == [True, True, "dict", True]
     assert out["match of seat"] == [True, None]

@@ -19,7 +19,7 @@ import pickle
 from itertools import groupby
 from typing import Collection
 
-from games.arena import registry
+from games.arena import registry, tables
 from games.arena.models import Event, Match, Snapshot
 
 log = logging.getLogger("arena.replay")
@@ -45,8 +45,9 @@ def store_end(match_id: int, snapshots, state) -> None:
     """Keep what a finished or aborted match needs to be read cheaply: its ``snapshots``
     (``[(step, seq, packed bytes), ...]``, as :class:`~games.arena.runner.MatchRunner` keeps
     them) and ``Match.final_view`` from its last ``state``."""
-    Snapshot.objects.bulk_create(snapshot_rows(match_id, snapshots), ignore_conflicts=True)
-    Match.objects.filter(pk=match_id).update(final_view=state.full_observation())
+    if snapshots:
+        Snapshot.objects.bulk_create(snapshot_rows(match_id, snapshots), ignore_conflicts=True)
+    tables.set_final_view(match_id, state.full_observation())
 
 
 def _events(match_id: int, after_seq: int = 0):
