@@ -18,7 +18,8 @@ from games.arena.runner import public_group, seat_group
 
 
 class FakeConsumer:
-    """Records what the audience hands it (``dispatch``), as ``(type, version)``."""
+    """Records what the audience hands it (``hand_view`` for views, ``dispatch`` for the rest),
+    as ``(type, version)``."""
 
     def __init__(self, name: str, fail: bool = False):
         self.name, self.fail = name, fail
@@ -27,6 +28,11 @@ class FakeConsumer:
         self.match_id = 1
 
     async def dispatch(self, message):
+        if self.fail:
+            raise RuntimeError("broken")
+        self.got.append((message["type"], message.get("version")))
+
+    def hand_view(self, message):
         if self.fail:
             raise RuntimeError("broken")
         self.got.append((message["type"], message.get("version")))
