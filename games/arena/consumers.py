@@ -39,8 +39,9 @@ Bounds on what one connection may cost (settings ``ARENA["WS_*"]``):
 public views reach them through one :class:`Audience` per process instead of one channel-layer
 membership each: the channel layer carries each view once to the process, and the audience
 hands it to the spectators' consumers a batch at a time, the newest view winning over one not
-yet handed out.  A seated person's own views (which carry their requests) keep the
-per-connection path, never skipped; so does everything else (table updates, errors, resync
+yet handed out, its frame written straight to each one's socket
+(:meth:`MatchConsumer.hand_view`).  A seated person's own views (which carry their requests)
+keep the per-connection path, never skipped; so does everything else (table updates, errors, resync
 answers).  Each spectator keeps its own window and the rules above.
 """
 from __future__ import annotations
@@ -104,10 +105,10 @@ class Audience:
     views), subscribed to the group once, with a channel of its own.
 
     **Delivery.**  Each message the group gets is received once and given to each member's
-    ``dispatch``, in the order they joined, :attr:`BATCH` members per turn of the loop (a
-    ``match.view`` handler never waits: it sends the view or holds it,
-    :meth:`MatchConsumer._send_view`).  Per spectator and view that is a window check and a
-    socket write; with a channel-layer membership each, it was also a put on the layer, a
+    ``hand_view`` (a ``match.view``: the window's check and the frame written to the socket,
+    nothing awaited when the server can write it at once) or ``dispatch`` (anything else), in
+    the order they joined, :attr:`BATCH` members per turn of the loop.  Per spectator and view
+    that is a window check and a socket write; with a channel-layer membership each, it was also a put on the layer, a
     wake-up of the consumer's task and Channels' dispatch machinery: about 40% of the server's
     CPU per view with 500 spectators (``benchmarks/spectator_fanout.py``).  With Redis, a view
     crosses Redis once per web process instead of once per spectator.
@@ -237,8 +238,8 @@ class Audience:
 class MatchConsumer(AsyncJsonWebsocketConsumer):
     """One browser tab on one match page, within the bounds of the module docstring."""
 
-    async def connect(self):
-        self.match_id = int(self.scope["url_route"]["kwargs"]["match_id"])
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         bounds = settings.ARENA
         self.bucket = TokenBucket(bounds["WS_MESSAGES_PER_S"], bounds["WS_BURST"])
         self.window = bounds["WS_UNACKED_VIEWS"]
@@ -252,6 +253,10 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
         self.closing = False
         self.audience: Audience | None = None  # spectators: who hands them the public views
         self.watching: str | None = None  # a seated person's own group, told to the arena
+        self.send_text_now = None  # the server's, if it offers one (SEND_TEXT_NOW)
+
+    async def connect(self):
+        self.match_id = int(self.scope["url_route"]["kwargs"]["match_id"])
         self.send_text_now = (self.scope.get("extensions") or {}).get(SEND_TEXT_NOW, {}).get("send")
         info = await sync_to_async(self._load)()
         if info is None:

@@ -35,7 +35,10 @@ sent is kept and reused for the next socket that sends the same text (autobahn's
 ``prepareMessage``, framed once instead of once per socket), and the frame is written to the
 socket at once when nothing waits in Twisted's buffer before it (:func:`write_now`; Twisted's
 own ``write`` buffers it and registers the socket with the loop for writing, which took an
-``epoll_ctl`` before and after the ``send`` and a callback of the loop per message).
+``epoll_ctl`` before and after the ``send`` and a callback of the loop per message).  The
+protocol's ``send_text_now`` does that synchronously and is given to each WebSocket's
+application in its scope (:data:`games.arena.consumers.SEND_TEXT_NOW`), so a spectator's view
+is written without Channels' and Daphne's send coroutines in between.
 """
 from __future__ import annotations
 
