@@ -18,7 +18,8 @@ from games.arena.runner import public_group, seat_group
 
 
 class FakeConsumer:
-    """Records what the audience hands it (``dispatch``), as ``(type, version)``."""
+    """Records what the audience hands it (``hand_view`` for views, ``dispatch`` for the rest),
+    as ``(type, version)``."""
 
     def __init__(self, name: str, fail: bool = False):
         self.name, self.fail = name, fail
@@ -27,6 +28,11 @@ class FakeConsumer:
         self.match_id = 1
 
     async def dispatch(self, message):
+        if self.fail:
+            raise RuntimeError("broken")
+        self.got.append((message["type"], message.get("version")))
+
+    def hand_view(self, message):
         if self.fail:
             raise RuntimeError("broken")
         self.got.append((message["type"], message.get("version")))
@@ -278,3 +284,36 @@ async def test_a_frame_sent_does_not_ask_the_session_and_anything_else_still_doe
     assert sent == [{"type": "websocket.send", "text": "x"}]
     with pytest.raises(AssertionError, match="session.modified asked"):
         await wrapper.send({"type": "websocket.close", "code": 1000})
+
+
+async def test_a_spectators_views_are_written_straight_to_its_socket_within_its_window(settings):
+    """``MatchConsumer.hand_view`` (what the audience calls for each spectator): with the
+    server's ``send_text_now`` (consumers.SEND_TEXT_NOW), views within the window are written
+    at once with nothing to await; past the window only the newest is held, and an ack sends
+    it; a socket the server cannot write to directly gets it through Channels' send."""
+    from games.arena.consumers import MatchConsumer
+
+    settings.ARENA = {**settings.ARENA, "WS_UNACKED_VIEWS": 2, "WS_ACK_TIMEOUT": 60}
+    written, sent, direct = [], [], [True]
+    consumer = MatchConsumer()
+    consumer.send_text_now = lambda text: direct[0] and not written.append(text)
+
+    async def channels_send(message):
+        sent.append(message["text"])
+
+    consumer.base_send = channels_send
+    assert consumer.hand_view(view(1)) is None and consumer.hand_view(view(2)) is None
+    assert written == ['{"v": 1}', '{"v": 2}']
+    # The window is full: views 3 and 4 are held, only the newest stays.
+    assert consumer.hand_view(view(3)) is None and consumer.hand_view(view(4)) is None
+    assert written == ['{"v": 1}', '{"v": 2}'] and consumer.held["version"] == 4
+    await consumer._ack(2)
+    assert written[2:] == ['{"v": 4}'] and consumer.held is None
+    direct[0] = False  # e.g. frames already queued in Daphne: its own path, in order
+    await consumer._ack(4)
+    rest = consumer.hand_view(view(5))
+    assert rest is not None and sent == []
+    await rest
+    assert sent == ['{"v": 5}'] and written[3:] == []
+    if consumer.ack_watch is not None:
+        consumer.ack_watch.cancel()

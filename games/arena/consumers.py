@@ -39,8 +39,9 @@ Bounds on what one connection may cost (settings ``ARENA["WS_*"]``):
 public views reach them through one :class:`Audience` per process instead of one channel-layer
 membership each: the channel layer carries each view once to the process, and the audience
 hands it to the spectators' consumers a batch at a time, the newest view winning over one not
-yet handed out.  A seated person's own views (which carry their requests) keep the
-per-connection path, never skipped; so does everything else (table updates, errors, resync
+yet handed out, its frame written straight to each one's socket
+(:meth:`MatchConsumer.hand_view`).  A seated person's own views (which carry their requests)
+keep the per-connection path, never skipped; so does everything else (table updates, errors, resync
 answers).  Each spectator keeps its own window and the rules above.
 """
 from __future__ import annotations
@@ -50,6 +51,7 @@ import json
 import logging
 import time
 import weakref
+from collections.abc import Awaitable
 
 from asgiref.sync import sync_to_async
 from autobahn.exception import Disconnected
@@ -74,6 +76,12 @@ RESYNC_WAIT_S = 2.0
 #: Close codes (4000-4999 are the application's).
 CLOSE_TOO_MANY_MESSAGES = 4008
 CLOSE_NO_ACK = 4009
+#: The scope's ``extensions`` key under which the server (``manage.py serve``) gives a
+#: WebSocket's consumer ``{"send": send_text_now}``: ``send_text_now(text) -> bool`` writes
+#: ``text`` to that client's socket at once, without Channels' and Daphne's coroutines, or
+#: returns False when it cannot (then the text takes the usual ``send``).  Absent elsewhere
+#: (tests' communicators, other ASGI servers).
+SEND_TEXT_NOW = "arena.send_text_now"
 
 
 def sitter_from_scope(scope) -> tables.Sitter | None:
@@ -97,10 +105,10 @@ class Audience:
     views), subscribed to the group once, with a channel of its own.
 
     **Delivery.**  Each message the group gets is received once and given to each member's
-    ``dispatch``, in the order they joined, :attr:`BATCH` members per turn of the loop (a
-    ``match.view`` handler never waits: it sends the view or holds it,
-    :meth:`MatchConsumer._send_view`).  Per spectator and view that is a window check and a
-    socket write; with a channel-layer membership each, it was also a put on the layer, a
+    ``hand_view`` (a ``match.view``: the window's check and the frame written to the socket,
+    nothing awaited when the server can write it at once) or ``dispatch`` (anything else), in
+    the order they joined, :attr:`BATCH` members per turn of the loop.  Per spectator and view
+    that is a window check and a socket write; with a channel-layer membership each, it was also a put on the layer, a
     wake-up of the consumer's task and Channels' dispatch machinery: about 40% of the server's
     CPU per view with 500 spectators (``benchmarks/spectator_fanout.py``).  With Redis, a view
     crosses Redis once per web process instead of once per spectator.
@@ -204,6 +212,9 @@ class Audience:
         while self.pending:
             message = self.pending.pop(0)
             members = list(self.members)
+            # A view's frame is the same for all: written straight to each member's socket
+            # after its window's check, no coroutine between (MatchConsumer.hand_view).
+            text = message.get("text") if message.get("type") == "match.view" else None
             for start in range(0, len(members), self.BATCH):
                 if start:
                     await asyncio.sleep(0)  # everything else the loop has to do first
@@ -213,7 +224,10 @@ class Audience:
                     if consumer not in self.members:
                         continue  # left meanwhile
                     try:
-                        await consumer.dispatch(message)
+                        if text is None:
+                            await consumer.dispatch(message)
+                        elif (rest := consumer.hand_view(message)) is not None:
+                            await rest
                     except Exception:
                         log.exception("match %s: a spectator's consumer failed on %s",
                                       getattr(consumer, "match_id", "?"), message.get("type"))
@@ -224,8 +238,8 @@ class Audience:
 class MatchConsumer(AsyncJsonWebsocketConsumer):
     """One browser tab on one match page, within the bounds of the module docstring."""
 
-    async def connect(self):
-        self.match_id = int(self.scope["url_route"]["kwargs"]["match_id"])
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         bounds = settings.ARENA
         self.bucket = TokenBucket(bounds["WS_MESSAGES_PER_S"], bounds["WS_BURST"])
         self.window = bounds["WS_UNACKED_VIEWS"]
@@ -239,6 +253,11 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
         self.closing = False
         self.audience: Audience | None = None  # spectators: who hands them the public views
         self.watching: str | None = None  # a seated person's own group, told to the arena
+        self.send_text_now = None  # the server's, if it offers one (SEND_TEXT_NOW)
+
+    async def connect(self):
+        self.match_id = int(self.scope["url_route"]["kwargs"]["match_id"])
+        self.send_text_now = (self.scope.get("extensions") or {}).get(SEND_TEXT_NOW, {}).get("send")
         info = await sync_to_async(self._load)()
         if info is None:
             await self.close(code=4404)
@@ -288,6 +307,13 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
             await super().send(text_data, bytes_data, close)
         except Disconnected:
             self.closing = True
+
+    def _send_now(self, text: str) -> bool:
+        """Write ``text`` to the socket at once if the server offers it (:data:`SEND_TEXT_NOW`)
+        and can; False: nothing done, send it with :meth:`send`."""
+        if self.closing:
+            return True  # dropped, as send() would
+        return self.send_text_now is not None and self.send_text_now(text)
 
     async def send_json(self, content, close=False):
         await self.send(text_data=await self.encode_json(content), close=close)
@@ -391,25 +417,44 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
 
     async def _send_view(self, event: dict) -> None:
         """Send a ``match.view`` now if the window has room, else hold it (newest wins)."""
-        self.resync_asked = None
-        if self.closing:
+        if not self._admit_view(event):
             return
-        if len(self.unacked) >= self.window:
-            if self.held is None or event["version"] >= self.held["version"]:
-                self.held = event
-            return
-        if event["version"] < self.sent_version:
-            return  # older than one sent (the same one again is a resync's answer)
-        self.sent_version = event["version"]
-        self.unacked.append(event["version"])
-        if len(self.unacked) >= self.window and self.ack_watch is None:
-            self.ack_watch = asyncio.ensure_future(self._close_without_ack())
         # The runner encodes each view once for all who watch it (runner.view_message).
         text = event.get("text")
         if text is None:
             await self.send_json(event)
-        else:
+        elif not self._send_now(text):
             await self.send(text_data=text)
+
+    def hand_view(self, event: dict) -> Awaitable[None] | None:
+        """What :meth:`match_view` does with a view carrying its ``"text"``, without a
+        coroutine when it can (for :class:`Audience`: 500 spectators' coroutines and the
+        wrappers of Channels and Daphne were about a third of the fan-out's time): the
+        window's check, then the frame written to the socket at once.  Returns None when done
+        (sent, held or dropped), else the send through Channels, to be awaited."""
+        if not self._admit_view(event):
+            return None
+        text = event["text"]
+        return None if self._send_now(text) else self.send(text_data=text)
+
+    def _admit_view(self, event: dict) -> bool:
+        """The window's part of :meth:`_send_view`: whether ``event`` is to be sent now (it
+        is then counted as sent); if not, it is held (the window is full) or dropped (older
+        than one sent, or the socket is closing)."""
+        self.resync_asked = None
+        if self.closing:
+            return False
+        if len(self.unacked) >= self.window:
+            if self.held is None or event["version"] >= self.held["version"]:
+                self.held = event
+            return False
+        if event["version"] < self.sent_version:
+            return False  # older than one sent (the same one again is a resync's answer)
+        self.sent_version = event["version"]
+        self.unacked.append(event["version"])
+        if len(self.unacked) >= self.window and self.ack_watch is None:
+            self.ack_watch = asyncio.ensure_future(self._close_without_ack())
+        return True
 
     async def _send_other(self, message: dict) -> None:
         """Send an unversioned message (error, final view) unless ``WS_UNACKED_VIEWS`` of them

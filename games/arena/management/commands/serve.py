@@ -35,7 +35,10 @@ sent is kept and reused for the next socket that sends the same text (autobahn's
 ``prepareMessage``, framed once instead of once per socket), and the frame is written to the
 socket at once when nothing waits in Twisted's buffer before it (:func:`write_now`; Twisted's
 own ``write`` buffers it and registers the socket with the loop for writing, which took an
-``epoll_ctl`` before and after the ``send`` and a callback of the loop per message).
+``epoll_ctl`` before and after the ``send`` and a callback of the loop per message).  The
+protocol's ``send_text_now`` does that synchronously and is given to each WebSocket's
+application in its scope (:data:`games.arena.consumers.SEND_TEXT_NOW`), so a spectator's view
+is written without Channels' and Daphne's send coroutines in between.
 """
 from __future__ import annotations
 
@@ -213,20 +216,27 @@ def bounded_daphne_classes():
             kind = message.get("type")
             if kind == "websocket.send":
                 text = message.get("text")
-                # The common case (a view, an error, a table update), sent as a prepared frame
-                # (module docstring).  Anything else takes Daphne's path and its checks: bytes,
-                # a socket not open, compression negotiated (we never accept it), a message
-                # over autobahn's outgoing bound (it raises).
-                if (text and message.get("bytes") is None and self.state == self.STATE_OPEN
-                        and self._perMessageCompress is None and not self.send_queue):
-                    frame, size = FrameCache.frame_of(self.factory, text)
-                    if not 0 < self.maxMessagePayloadSize < size:
-                        write_now(self.transport, frame)
-                        return
+                if text and message.get("bytes") is None and self.send_text_now(text):
+                    return
             elif kind == "websocket.close" and self.state == self.STATE_OPEN:
                 self._close_by_server(message.get("code") or 1000, message.get("reason") or None)
                 return
             super().handle_reply(message)
+
+        def send_text_now(self, text: str) -> bool:
+            """Write ``text`` to the client as a prepared frame (module docstring), now, and
+            return True; or return False, having done nothing, when it must take Daphne's
+            path and its checks: a socket not open, compression negotiated (we never accept
+            it), a message over autobahn's outgoing bound (it raises), frames queued before.
+            What the consumers call through the scope (:data:`~games.arena.consumers.
+            SEND_TEXT_NOW`), and what Daphne's path for a text comes to."""
+            if self.state != self.STATE_OPEN or self._perMessageCompress is not None or self.send_queue:
+                return False
+            frame, size = FrameCache.frame_of(self.factory, text)
+            if 0 < self.maxMessagePayloadSize < size:
+                return False
+            write_now(self.transport, frame)
+            return True
 
         def _close_by_server(self, code: int, reason: str | None) -> None:
             self.app_closed = True
@@ -241,8 +251,12 @@ def bounded_daphne_classes():
 
 def install_bounds(server) -> None:
     """Make a ``daphne.server.Server`` whose ``run()`` has built its factories (it does so
-    just before calling its ``ready_callable``) use :func:`bounded_daphne_classes`."""
+    just before calling its ``ready_callable``) use :func:`bounded_daphne_classes`, and give
+    each WebSocket's application its protocol's ``send_text_now`` in the scope's
+    ``extensions`` (:data:`games.arena.consumers.SEND_TEXT_NOW`)."""
     from daphne.http_protocol import HTTPFactory
+
+    from games.arena.consumers import SEND_TEXT_NOW
 
     request_class, ws_class = bounded_daphne_classes()
     server.ws_factory.protocol = ws_class
@@ -254,6 +268,14 @@ def install_bounds(server) -> None:
         return protocol
 
     http_factory.buildProtocol = build_protocol
+    create_application = server.create_application
+
+    def create_with_send_now(protocol, scope):
+        if isinstance(protocol, ws_class):  # the consumer may write its texts straight to it
+            scope["extensions"] = {**scope.get("extensions", {}), SEND_TEXT_NOW: {"send": protocol.send_text_now}}
+        return create_application(protocol, scope)
+
+    server.create_application = create_with_send_now
 
 
 def install_admission(listening) -> None:
