@@ -14,6 +14,9 @@ server's cost per Hanabi action once the frames are built, benchmarks/hanabi_ws_
   the same surface as a TCP :class:`~games.arena.transport.BotConnection` (``peer``,
   ``write``, ``close``, ``spoke``): frames go back in order (``bot.send``), through a bounded
   outbox; the first-message deadline closes a client that says nothing valid in time.
+  When the consumer is in this process a frame goes straight to its socket instead
+  (:meth:`BotSocketConsumer.write_now`, the server's ``send_text_now``, as spectators' views
+  do), once nothing queued before it is still on its way.
 
 A game offers its handler with :meth:`SocketGames.register` (``make_handler(connection)``,
 the handler having ``on_frame(text)`` and ``on_close()``), from its "websocket" door's
@@ -90,6 +93,7 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
         await handler(message)
 
     async def connect(self):
+        from games.arena.consumers import SEND_TEXT_NOW
         from games.arena.service import CONTROL_GROUP
 
         self.game = self.scope.get("bot_game") or self.scope["url_route"]["kwargs"]["game"]
@@ -109,6 +113,8 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
         self.bucket = TokenBucket(cfg["WS_MESSAGES_PER_S"], cfg["WS_BURST"])
         self.control = CONTROL_GROUP
         self.closing = False
+        #: The server's synchronous write of a text frame, if it offers one (manage.py serve).
+        self.send_text_now = (self.scope.get("extensions") or {}).get(SEND_TEXT_NOW, {}).get("send")
         # Chosen once, so that all of this socket's messages take one path, in order.
         self.arena = _in_process.get(self.game)
         _consumers[self.channel_name] = self
@@ -172,6 +178,15 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
             self.closing = True
             await self._report_gone()
 
+    def write_now(self, text: str) -> bool:
+        """Write one frame for the bot to its socket at once, synchronously (the server's
+        ``send_text_now``, manage.py serve), and return True (also for a frame dropped
+        because the socket is closing, as :meth:`bot_send` drops it); or return False,
+        having done nothing, when it must go the way of :meth:`bot_send`."""
+        if self.closing:
+            return True
+        return self.send_text_now is not None and self.send_text_now(text)
+
     async def bot_close(self, event):
         if not self.closing:
             await self._close(event.get("code") or CLOSE_NORMAL, event.get("reason") or "")
@@ -192,6 +207,8 @@ class SocketConnection:
         self._send = send
         self._outbox: deque = deque()
         self._sender: asyncio.Task | None = None
+        #: The consumer's :meth:`BotSocketConsumer.write_now` when it is in this process.
+        self.write_now: Callable[[str], bool] | None = None
         self.closed = False
         self.has_spoken = False
         self.handler = None
@@ -224,6 +241,10 @@ class SocketConnection:
             self._outbox.clear()
             self.close(CLOSE_TOO_MANY_MESSAGES, "not reading")
             return False
+        # Straight to the socket when nothing before it is still on its way (in order).
+        if (self.write_now is not None and not self._outbox and (self._sender is None or self._sender.done())
+                and self.write_now(text)):
+            return True
         self._queue({"type": "bot.send", "text": text})
         return True
 
@@ -317,6 +338,9 @@ class SocketGames:
             conn = SocketConnection(msg["game"], channel, str(msg.get("peer")), self._deliver,
                                     settings.ARENA["FIRST_MESSAGE_TIMEOUT"], str(msg.get("host", "?")))
             self.connections[channel] = conn
+            consumer = _consumers.get(channel)
+            if consumer is not None:
+                conn.write_now = consumer.write_now
             conn.handler = make_handler(conn)
         elif kind == "bot_socket.gone":
             conn = self.connections.pop(msg.get("channel"), None)

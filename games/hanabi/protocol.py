@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from games.base import Action, ProtocolError
+from games.hanabi.rules import DECK
 
 #: Compact JSON in UTF-8, as the original writes it (orjson: a few times faster than the
 #: standard library's; the same text for the strings, whole numbers and nulls we send).
@@ -141,67 +142,91 @@ def wire_order(players: int) -> list[int]:
 
 
 def _card(card: dict) -> dict:
-    number = card.get("number")
-    return {"id": card["id"], "color": card.get("color"), "number": NUMBERS[number - 1] if number else None}
+    return _face(card.get("color"), card.get("number"), card["id"])
 
 
-def _in_hand(card: dict) -> dict:
-    k = card["knowledge"]
-    return {"card": _card(card),
-            "knowledge": {"knows_color": k["color"] is not None, "knows_number": k["number"] is not None,
-                          "knows_color_not": list(k["not_colors"]),
-                          "knows_number_not": [NUMBERS[n - 1] for n in k["not_numbers"]]}}
+def _face(color: str | None, number: int | None, card_id: int) -> dict:
+    """A wire ``Card``: its id and what of its face is shown (None: hidden)."""
+    return {"id": card_id, "color": color, "number": NUMBERS[number - 1] if number else None}
+
+
+def _knowledge(k: dict) -> dict:
+    """A wire ``CardKnowledge`` from :meth:`games.hanabi.rules.HanabiState.knowledge`."""
+    return {"knows_color": k["color"] is not None, "knows_number": k["number"] is not None,
+            "knows_color_not": k["not_colors"], "knows_number_not": [NUMBERS[n - 1] for n in k["not_numbers"]]}
+
+
+#: A deck card on the wire (face hidden), by id.
+_HIDDEN = {i: _dumps(_face(None, None, i)) for i in range(1, len(DECK) + 1)}
 
 
 class StateView:
     """One state's wire ``GameState`` for each seat, built from parts encoded once and shared
     by every recipient: the counters, fireworks, deck and discards (the same for all), and
-    each player's entry twice, as its owner sees it (from the public observation: faces only
-    where hints told) and as the others do (faces shown, from another seat's observation).
-    A seat's state is the shared parts with its own entry as its owner sees it, so it carries
-    no face its recipient may not see (:meth:`games.hanabi.rules.HanabiState.observation`).
+    each player's entry twice, as its owner sees it (faces only where hints told it: the
+    card's :meth:`~games.hanabi.rules.HanabiState.knowledge`) and as the others do (faces
+    shown).  A seat's state is the shared parts with its own entry as its owner sees it, so
+    it carries no face its recipient may not see (as
+    :meth:`games.hanabi.rules.HanabiState.observation`).  Each card's two encodings are kept
+    for the game, keyed by what its holder knows of it, so a step encodes only the cards a
+    hint or a draw changed.
 
     Build it with :meth:`of`, which keeps the last one built: every seat is told of a step
     before the state changes again, so the seats of one step share one view."""
 
     _last: "StateView | None" = None
 
-    def __init__(self, state):
+    def __init__(self, state, cards: dict | None = None):
         self.state, self.moves = state, len(state.history)
-        public = state.public_observation()
-        self.players = public["players"]
-        self.on_turn = public["on_turn"]
-        self.owned = public["hands"]  # each hand as its owner sees it
-        seen_by_0 = state.observation(0)["hands"]  # the others' faces
-        self.shown = [state.observation(1)["hands"][0]] + seen_by_0[1:]
-        head = {"hint_tokens": public["hint_tokens"], "hint_tokens_max": public["hint_tokens_max"],
-                "err_tokens": public["err_tokens"],
-                "played_cards": {color: NUMBERS[n - 1] for color, n in public["fireworks"].items() if n}}
-        self.head = _dumps(head)[:-1] + b',"players":['  # the object left open
-        self.deck_and_discards = b'],"deck":' + _dumps(
-            [{"id": i, "color": None, "number": None} for i in reversed(public["deck"])]) + \
-            b',"discarded_cards":' + _dumps([_card(c) for c in public["discards"]]) + b',"next_player":'
-        self.end = b',"turns_left":' + _dumps(public["turns_left"]) + b"}"
+        self.players = state.num_seats
+        self.on_turn = None if state.is_terminal() else state.on_turn
+        #: (card id, knowledge key) -> (as its holder sees it, as the others do), encoded.
+        self._cards: dict[tuple, tuple[bytes, bytes]] = {} if cards is None else cards
+        played = {color: NUMBERS[n - 1] for color, n in zip(COLORS, state.fireworks_list) if n}
+        self.head = b'{"hint_tokens":%d,"hint_tokens_max":%d,"err_tokens":%d,"played_cards":%s,"players":[' % (
+            state.hint_tokens, state.HINT_TOKENS_MAX, state.err_tokens, _dumps(played))  # the object left open
+        self.deck_and_discards = b'],"deck":[' + b",".join(_HIDDEN[i] for i in reversed(state.deck)) + \
+            b'],"discarded_cards":' + _dumps([_face(*state.faces[i - 1], i) for i in state.discards]) + \
+            b',"next_player":'
+        self.end = b',"turns_left":' + _dumps(state.turns_left) + b"}"
         self._entries: dict[tuple[int, str, bool], bytes] = {}
 
     @classmethod
     def of(cls, state) -> "StateView":
-        """The view of ``state`` as it is now (the last one built, if it still is)."""
+        """The view of ``state`` as it is now (the last one built, if it still is; its cards'
+        encodings carried over when it is the same game)."""
         last = cls._last
         if last is None or last.state is not state or last.moves != len(state.history):
-            last = cls._last = cls(state)
+            last = cls._last = cls(state, last._cards if last is not None and last.state is state else None)
         return last
 
-    def hand(self, seat: int, viewer: int) -> list[dict]:
-        """``seat``'s cards (observation shape) as ``viewer`` sees them."""
-        return self.owned[seat] if seat == viewer else self.shown[seat]
+    def card(self, card_id: int, holder: int, viewer: int) -> dict:
+        """Card ``card_id`` of ``holder``'s hand as ``viewer`` sees it (a wire ``Card``)."""
+        if holder == viewer:
+            known = self.state.knowledge(card_id)
+            return _face(known["color"], known["number"], card_id)
+        return _face(*self.state.faces[card_id - 1], card_id)
+
+    def _encoded(self, card_id: int) -> tuple[bytes, bytes]:
+        state = self.state
+        key = (card_id, state.knowledge_key(card_id))
+        pair = self._cards.get(key)
+        if pair is None:
+            known = state.knowledge(card_id)
+            knowledge = _knowledge(known)
+            pair = self._cards[key] = tuple(
+                _dumps({"card": card, "knowledge": knowledge})
+                for card in (_face(known["color"], known["number"], card_id),
+                             _face(*state.faces[card_id - 1], card_id)))
+        return pair
 
     def _entry(self, seat: int, name: str, own: bool) -> bytes:
         key = (seat, name, own)
         entry = self._entries.get(key)
         if entry is None:
-            cards = self.owned[seat] if own else self.shown[seat]
-            entry = self._entries[key] = _dumps({"name": name, "cards": [_in_hand(c) for c in cards]})
+            side = 0 if own else 1
+            entry = self._entries[key] = b'{"name":' + _dumps(name) + b',"cards":[' + b",".join(
+                self._encoded(cid)[side] for cid in self.state.hands[seat]) + b"]}"
         return entry
 
     def game_state(self, viewer: int, names: list[str]) -> bytes:
@@ -261,8 +286,7 @@ def action_response(happening: dict, view: StateView, seat: int, names: list[str
         return _with_state(msg, view.game_state(seat, names))
     drawn = None
     if happening.get("drawn") is not None:
-        seen = next((c for c in view.hand(happening["seat"], seat) if c["id"] == happening["drawn"]), None)
-        drawn = _card(seen) if seen is not None else {"id": happening["drawn"], "color": None, "number": None}
+        drawn = view.card(happening["drawn"], happening["seat"], seat)
     if kind == "play":
         msg = {"msg_type": "PLAY_CARD_RESPONSE", "playing_player": actor, "played_card": _card(happening["card"]),
                "drawn_card": drawn, "success": bool(happening["success"])}
