@@ -319,7 +319,20 @@ def _shapes_part(level: int, color: str, shapes: tuple[str, ...]) -> str:
     pad, tag = "  " * level, f"{color.lower()}Shapes"
     if not shapes:
         return f"{pad}<{tag}/>"
-    return "\n".join([f"{pad}<{tag}>", *[f"{pad}  <shape>{_text(s)}</shape>" for s in shapes], f"{pad}</{tag}>"])
+    shape_lines = _shape_lines(level + 1)
+    return "\n".join([f"{pad}<{tag}>", *[shape_lines.get(s) or _shape_line(level + 1, s) for s in shapes],
+                      f"{pad}</{tag}>"])
+
+
+@functools.lru_cache(maxsize=8)
+def _shape_lines(level: int) -> dict[str, str]:
+    """The ``<shape>`` line of every shape at ``level``: a piece list misses its cache after
+    every move of its colour, and its lines are always among these."""
+    return {s: _shape_line(level, s) for s in SHAPES}
+
+
+def _shape_line(level: int, shape: str) -> str:
+    return f"{'  ' * level}<shape>{_text(shape)}</shape>"
 
 
 @functools.lru_cache(maxsize=PART_CACHE_SIZE)
@@ -334,10 +347,23 @@ def _players_part(level: int, names: tuple[str, ...]) -> str:
                           for seat, tag in enumerate(("first", "second"))])
 
 
-@functools.lru_cache(maxsize=PART_CACHE_SIZE)
 def _last_move_part(level: int, action: tuple | None, variant: str) -> str:
-    """``<lastMove class="..SetMove|..SkipMove">``, "" before the first move."""
+    """``<lastMove class="..SetMove|..SkipMove">``, "" before the first move.  A placement of
+    the rules' own names and whole numbers (every one a move writes) is written straight as
+    its five lines: the part is new after every move, so no cache helps it."""
+    if (isinstance(action, tuple) and len(action) == 7 and action[0] == "set"
+            and action[1] in COLORS and action[2] in _SHAPE_SET and action[3] in ROTATIONS
+            and isinstance(action[4], bool) and type(action[5]) is int and type(action[6]) is int):
+        _, color, kind, rotation, flipped, x, y = action
+        pad = "  " * level
+        return (f'{pad}<lastMove class="{_MOVE_PACKAGE[variant]}.SetMove">\n'
+                f'{pad}  <piece color="{color}" kind="{kind}" rotation="{rotation}" '
+                f'isFlipped="{"true" if flipped else "false"}">\n'
+                f'{pad}    <position x="{x}" y="{y}"/>\n{pad}  </piece>\n{pad}</lastMove>')
     return _lines(level, _last_move(action, variant))
+
+
+_SHAPE_SET = frozenset(SHAPES)
 
 
 @functools.lru_cache(maxsize=PART_CACHE_SIZE)
@@ -348,6 +374,12 @@ def _last_move_mono_part(level: int, entries: tuple[tuple[str, bool], ...], vari
     key = "color" if variant == "2021" else "sc.plugin2027.Color"
     return _lines(level, [_El("lastMoveMono", (), [
         _El("entry", (), [_El(key, text=c), _El("boolean", text=_wire(bool(v)))]) for c, v in entries])])
+
+
+@functools.lru_cache(maxsize=16)
+def _team_part(level: int, team: str) -> str:
+    """2021's ``<startTeam class="team">``."""
+    return _lines(level, [_team("startTeam", team)])
 
 
 def _board_part(level: int, rows: Sequence[str]) -> str:
@@ -382,16 +414,17 @@ def _memento_text(room_id: str, obs: Mapping, names: Sequence[str], level: int) 
     last_move = _last_move_part(inner, tuple(last) if isinstance(last, list) else last, variant)
     mono = _last_move_mono_part(inner, tuple(obs["last_move_mono"].items()), variant)
     board = _board_part(inner, obs["board"])
+    turn, round_, start_piece, start_team = (_attr(_wire(obs[k])) for k in ("turn", "round", "start_piece", "start_team"))
     if variant == "2021":
-        attrs = [("class", "state"), ("turn", obs["turn"]), ("round", obs["round"]), ("startPiece", obs["start_piece"])]
-        team = _lines(inner, [_team("startTeam", obs["start_team"])])
+        state = f'<state class="state" turn="{turn}" round="{round_}" startPiece="{start_piece}">'
+        team = _team_part(inner, obs["start_team"])
         parts = [team, *shapes, valid, _players_part(inner, tuple(names)), board, last_move, mono]
     else:
-        attrs = [("class", "state"), ("startTeam", obs["start_team"]), ("turn", obs["turn"]),
-                 ("startPiece", obs["start_piece"]), ("round", obs["round"])]
+        state = (f'<state class="state" startTeam="{start_team}" turn="{turn}" startPiece="{start_piece}" '
+                 f'round="{round_}">')
         parts = [last_move, board, mono, *shapes, valid]
     return "\n".join([f'{pad}<room roomId="{_attr(room_id)}">', f'{pad}  <data class="memento">',
-                      f"{pad}    {_start_tag('state', attrs)}>", *[p for p in parts if p],
+                      f"{pad}    {state}", *[p for p in parts if p],
                       f"{pad}    </state>", f"{pad}  </data>", f"{pad}</room>"])
 
 
