@@ -130,14 +130,15 @@ class XmlStream:
                 data = self._open(data)
                 if self._parser is None:
                     return out
-            data = self._carry + data
-            self._carry = b""
-            amp = data.rfind(b"&")
-            if amp >= 0 and data.find(b";", amp) < 0 and len(data) - amp < MAX_REFERENCE:
-                data, self._carry = data[:amp], data[amp:]
-            if _BAD_REFERENCE.search(data):
-                raise StreamRefused("entity references other than &lt; &gt; &amp; &quot; &apos; and "
-                                    "character references are not accepted")
+            if self._carry or b"&" in data:  # (a move has no reference: nothing to check)
+                data = self._carry + data
+                self._carry = b""
+                amp = data.rfind(b"&")
+                if amp >= 0 and data.find(b";", amp) < 0 and len(data) - amp < MAX_REFERENCE:
+                    data, self._carry = data[:amp], data[amp:]
+                if _BAD_REFERENCE.search(data):
+                    raise StreamRefused("entity references other than &lt; &gt; &amp; &quot; &apos; and "
+                                        "character references are not accepted")
             for start in range(0, len(data), SLICE):
                 piece = data[start:start + SLICE]
                 before = len(out)
