@@ -213,8 +213,8 @@ class EventWriter:
         self.max_queued = max(1, max_queued or settings.ARENA["EVENTLOG_MAX_QUEUED"])
         self._pending: list[EventRow] = []
         self._lock = threading.Lock()
-        #: The thread waits here for rows, and for the end of its interval (woken early when
-        #: the queue is full).
+        #: The thread waits here for a batch whose window is over (:meth:`_hand_off`), a full
+        #: queue, someone waiting for the batch, or the end.
         self._changed = threading.Condition(self._lock)
         #: The queued rows' window is over (or the queue is full): the thread may take them.
         self._ripe = False
