@@ -199,21 +199,26 @@ class EventWriter:
     ``max_queued``: rows queued before :meth:`append` waits (default
     ``ARENA["EVENTLOG_MAX_QUEUED"]``).
 
-    The loop does nothing per batch: the thread takes the queue itself (a lock around the
-    list), sleeps out :data:`MIN_BATCH_INTERVAL` itself, and tells the loop only when someone
-    waits (a runner for room, :meth:`flush` for the end).  Waking a writer task, timing its
-    nap and handing each batch to a thread and back had cost the loop about 30 us a batch
-    (a batch holds 2 to 10 Liar's Dice moves at full speed).
+    The loop does little per batch: the first row of a batch sets one timer, which at the end
+    of :data:`MIN_BATCH_INTERVAL` wakes the thread (:meth:`_hand_off`); the thread takes the
+    queue itself (a lock around the list), and tells the loop only when someone waits (a
+    runner for room, :meth:`flush` for the end).  Waking a writer task, timing its nap and
+    handing each batch to a thread and back had cost the loop about 30 us a batch (a batch
+    holds 2 to 10 Liar's Dice moves at full speed).  The thread wakes once a batch: when it
+    timed the window itself, it woke at the first row only to sleep out the window, a second
+    wake-up (and GIL hand-off) per batch, nearly one per round at the reference's pace.
     """
 
     def __init__(self, max_queued: int | None = None):
         self.max_queued = max(1, max_queued or settings.ARENA["EVENTLOG_MAX_QUEUED"])
         self._pending: list[EventRow] = []
         self._lock = threading.Lock()
-        #: The thread waits here for rows, and for the end of its interval (woken early when
-        #: the queue is full).
+        #: The thread waits here for a batch whose window is over (:meth:`_hand_off`), a full
+        #: queue, someone waiting for the batch, or the end.
         self._changed = threading.Condition(self._lock)
-        self._first_at = 0.0  # time.monotonic() when the first row now queued was appended
+        #: The queued rows' window is over (or the queue is full): the thread may take them.
+        self._ripe = False
+        self._timer: asyncio.TimerHandle | None = None  # rings at the end of the window (_hand_off)
         self._in_hand = 0  # rows the thread took and has not finished writing
         self._room_waiters: list[asyncio.Future] = []  # runners waiting while the queue is full
         self._flush_waiters: list[asyncio.Future] = []
@@ -241,11 +246,20 @@ class EventWriter:
             await room
         with self._lock:
             self._pending.extend(rows)
-            if len(self._pending) == len(rows):  # the first of a batch: its window starts now
-                self._first_at = time.monotonic()
-                self._changed.notify()
-            elif len(self._pending) >= self.max_queued:
+            if len(self._pending) >= self.max_queued:
+                self._ripe = True
                 self._changed.notify()  # (without a system call when the thread is not waiting)
+            elif len(self._pending) == len(rows) and self._timer is None and self._loop is not None:
+                # The first of a batch: its window starts now, and the loop rings at its end.
+                self._timer = self._loop.call_later(MIN_BATCH_INTERVAL, self._hand_off)
+
+    def _hand_off(self) -> None:
+        """The batch's window is over: the thread may take it (on the loop, by the timer
+        :meth:`append` set)."""
+        self._timer = None
+        with self._lock:
+            self._ripe = True
+            self._changed.notify()
 
     async def flush(self) -> None:
         """Wait until every row appended so far is in the database."""
@@ -266,6 +280,9 @@ class EventWriter:
         """Flush, then stop the writer thread (it closes its database connection)."""
         await self.flush()
         thread, self._thread = self._thread, None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if thread is not None:
             with self._lock:
                 self._stopping = True
@@ -276,18 +293,15 @@ class EventWriter:
     def _work(self) -> None:
         while True:
             with self._lock:
-                while not self._pending and not self._stopping:
+                # Wait for a batch whose window is over (the loop says so: _hand_off), unless
+                # the queue is full or someone waits for it.
+                while not (self._pending and (self._ripe or self._room_waiters or self._flush_waiters)
+                           or self._stopping):
                     self._changed.wait()
                 if self._stopping and not self._pending:
                     break
-                # Let the batch collect, unless the queue is full or someone waits for it.
-                while (len(self._pending) < self.max_queued and not self._room_waiters
-                       and not self._flush_waiters and not self._stopping):
-                    wait = self._first_at + MIN_BATCH_INTERVAL - time.monotonic()
-                    if wait <= 0:
-                        break
-                    self._changed.wait(wait)
                 rows, self._pending = self._pending, []
+                self._ripe = False
                 self._in_hand = len(rows)
                 room, self._room_waiters = self._room_waiters, []
             self._tell(room)
