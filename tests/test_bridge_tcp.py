@@ -330,6 +330,9 @@ def test_text_bots_a_built_in_bot_and_a_person_at_one_table(arena):
     west = TextClient(arena.bridge_port, "Dan", seed=32)
     west.wait_for(lambda line: line.startswith("GAMES"))
     west.send(f"JOIN-M {match_id}")
+    # The page of a table that has not started reloads when it starts (static/arena/match.js);
+    # this person opens its socket once the match runs, as the reloaded page would.
+    wait_until(lambda: match_of(arena, match_id)["status"] == "running", what="the match running")
     moves = asyncio.run(play_as_person(person, match_id))
     for c in (north, west):
         c.wait_closed()
