@@ -15,6 +15,7 @@ page, use Playwright's own waiting.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +61,17 @@ def new_page(browser, viewport: dict = DESKTOP, init_script: str | None = None):
     page.errors = []
     page.on("pageerror", lambda exc: page.errors.append(str(exc)))
     return page
+
+
+STATIC = Path(__file__).resolve().parent.parent / "static"
+
+
+def table_harness(slug: str) -> str:
+    """A page with only the match page's board and the game's table script (``static/games/
+    <slug>.js``), for drawing views straight from the rules without a server."""
+    return f"""<!doctype html><html><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="{(STATIC / 'arena/arena.css').as_uri()}"></head>
+<body><main><div id="board" class="board"></div><div id="actions" class="actions"></div><div id="log"></div></main>
+<script src="{(STATIC / 'arena/match.js').as_uri()}"></script>
+<script src="{(STATIC / f'games/{slug}.js').as_uri()}"></script></body></html>"""

@@ -24,23 +24,17 @@ import pytest
 from playwright.sync_api import expect
 
 from games.bridge import rules, scoring
-from tests.browser_util import DESKTOP, PHONE, browser, new_page  # noqa: F401  (fixture)
+from tests.browser_util import DESKTOP, PHONE, browser, new_page, table_harness  # noqa: F401  (fixture)
 from tests.serverproc import wait_until
 
 pytestmark = pytest.mark.browser
 
-STATIC = Path(__file__).resolve().parent.parent / "static"
 SHOTS = Path("/tmp/bridge-shots")
 SEAT_NAMES = ["North bot", "East bot", "Sam", "West bot"]
 
 # --- 1. the table script on views from the rules ---------------------------------------------
 
-HARNESS = f"""<!doctype html><html><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="{(STATIC / 'arena/arena.css').as_uri()}"></head>
-<body><main><div id="board" class="board"></div><div id="actions" class="actions"></div><div id="log"></div></main>
-<script src="{(STATIC / 'arena/match.js').as_uri()}"></script>
-<script src="{(STATIC / 'games/bridge.js').as_uri()}"></script></body></html>"""
+HARNESS = table_harness("bridge")
 
 RENDER = """([view, mySeat, request, replay, names]) => {
   const seats = names.map((name, index) => ({index, name, kind: index === 2 ? 'human' : 'builtin'}));

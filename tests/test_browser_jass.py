@@ -23,26 +23,20 @@ import pytest
 from playwright.sync_api import expect
 
 from games.jass import rules
-from tests.browser_util import DESKTOP, PHONE, browser, new_page  # noqa: F401  (fixture)
+from tests.browser_util import DESKTOP, PHONE, browser, new_page, table_harness  # noqa: F401  (fixture)
 from tests.human_client import Guest
 from tests.jass_bot_service import BotService
 from tests.serverproc import wait_until
 
 pytestmark = pytest.mark.browser
 
-STATIC = Path(__file__).resolve().parent.parent / "static"
 USER = "jo_tester"
 PASSWORD = "not-a-secret-42"
 SEAT_NAMES = ["Jo", "East bot", "South bot", "West bot"]
 
 # --- 1. the table script on views from the rules ---------------------------------------------
 
-HARNESS = f"""<!doctype html><html><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="{(STATIC / 'arena/arena.css').as_uri()}"></head>
-<body><main><div id="board" class="board"></div><div id="actions" class="actions"></div><div id="log"></div></main>
-<script src="{(STATIC / 'arena/match.js').as_uri()}"></script>
-<script src="{(STATIC / 'games/jass.js').as_uri()}"></script></body></html>"""
+HARNESS = table_harness("jass")
 
 RENDER = """([view, mySeat, request, replay, names]) => {
   const seats = names.map((name, index) => ({index, name, kind: index ? 'protocol' : 'human'}));
