@@ -222,9 +222,12 @@ def test_a_version_18_robot_gets_its_lines_apart_and_the_match_still_finishes(ar
 
     clients = ben_table(cls=Timed)
     assert play(arena, clients) == []
+    # Measured where the robot reads: on a busy machine a late read shortens the gap after
+    # it, so the median gap and the whole span are checked, not each gap.
     for s in range(3):
-        gaps = [b - a for a, b in zip(arrivals[s], arrivals[s][1:])]
-        assert min(gaps) >= 0.045, f"{SEATS[s]}: lines {min(gaps):.3f} s apart"
+        gaps = sorted(b - a for a, b in zip(arrivals[s], arrivals[s][1:]))
+        assert gaps[len(gaps) // 2] >= 0.045, f"{SEATS[s]}: lines a median {gaps[len(gaps) // 2]:.3f} s apart"
+        assert sum(gaps) >= 0.045 * len(gaps), f"{SEATS[s]}: {len(gaps) + 1} lines in {sum(gaps):.2f} s"
     assert all(c.received[-1] == "End of session" for c in clients)
     assert finished_match(arena)["status"] == "finished"
 

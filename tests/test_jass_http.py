@@ -293,8 +293,11 @@ async def test_the_kits_own_bot_service_plays_without_a_forced_move(kit_service,
     assert [e.reason for e in events if e.forced] == []
 
 
-async def test_probe_says_what_to_check_on_404_405_and_the_kits_400(kit_service):
+async def test_probe_says_what_to_check_on_404_405_and_the_kits_400(kit_service, monkeypatch):
     from games.jass.transport import probe
+
+    # What the verdicts say, not how fast: the kit's service may be slow on a busy machine.
+    monkeypatch.setitem(settings.ARENA, "JASS_BOT_DEADLINE", 5.0)
 
     ok = await probe(kit_service + "/kitrandom", "kit")
     assert ok["ok"], ok["verdict"]
