@@ -116,6 +116,12 @@ class XmlClient:
             pass
 
     def close(self) -> None:
+        """Hang up now.  ``shutdown`` first: a bare ``close`` from another thread than the
+        reader's leaves the socket open (no FIN) until the reader's wait lets go of it."""
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         try:
             self.sock.close()
         except OSError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 
 import pytest
 
@@ -219,10 +220,18 @@ def test_the_automatic_table_plays_at_the_pace_the_setting_gives(arena_factory):
     ARENA_AUTO_TABLE_PACE; its views a move apart no sooner than that."""
     import sqlite3
 
-    from tests.ld_bot import LDBot
+    from tests.ld_bot import LDBot, simple_move
+
+    # The bots hold their first answers until the watcher is in: on a busy machine a paced
+    # match could otherwise end before the watcher's login and socket are done.
+    watching = threading.Event()
+
+    def when_watched(msg):
+        watching.wait(60)
+        return simple_move(msg)
 
     arena = arena_factory(env={"ARENA_AUTO_TABLE_PACE": "0.5"})
-    bots = [LDBot(arena.liars_dice_port, name) for name in ("auto-a", "auto-b")]
+    bots = [LDBot(arena.liars_dice_port, name, decide=when_watched) for name in ("auto-a", "auto-b")]
     try:
         def paces():
             with sqlite3.connect(arena.data_dir / "arena.sqlite3") as db:
@@ -237,6 +246,7 @@ def test_the_automatic_table_plays_at_the_pace_the_setting_gives(arena_factory):
             async with watcher.websocket(match_id) as ws:
                 while len(stamps) < 4:
                     msg = json.loads(await asyncio.wait_for(ws.recv(), 30))
+                    watching.set()
                     if msg.get("type") == "match.view":
                         stamps.append((msg["version"], msg["ts"]))
                     elif msg.get("type") == "match.over":
@@ -247,5 +257,6 @@ def test_the_automatic_table_plays_at_the_pace_the_setting_gives(arena_factory):
         gaps = [b[1] - a[1] for a, b in zip(stamps, stamps[1:]) if b[0] == a[0] + 1]
         assert gaps and min(gaps) >= 0.5 - 0.01, stamps
     finally:
+        watching.set()
         for bot in bots:
             bot.close()
