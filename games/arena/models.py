@@ -46,6 +46,17 @@ class Match(models.Model):
     #: Who created the table, for the per-minute creation limit: ``"user:<id>"`` or
     #: ``"ip:<address>"`` (empty for tables the arena creates).
     creator_key = models.CharField(max_length=64, blank=True, db_index=True)
+    #: The arena process (:class:`ArenaProcess` ``name``) that owns this table: while it is
+    #: open, the arena whose connected bots sit at it (only it can start it: it holds their
+    #: connections); while it runs, the arena running it.  Empty: no arena holds it yet, and
+    #: any arena may claim it (docs/architecture.md, *Several arenas*).
+    owner = models.CharField(max_length=64, blank=True, db_index=True)
+    #: Until when ``owner``'s claim holds; its arena renews it while it lives.  A running match
+    #: whose lease expired is aborted by whichever arena notices, an open table's bot seats freed.
+    lease_until = models.DateTimeField(null=True, blank=True)
+    #: How many times a run of this match began; a result is recorded only by the run whose
+    #: attempt number and owner the row still holds.
+    attempt = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at"]
@@ -78,6 +89,10 @@ class Seat(models.Model):
     #: The guest's session that took this seat (guests are session-bound).
     session_key = models.CharField(max_length=64, blank=True)
     final_score = models.FloatField(null=True, blank=True)
+    #: A prepared table's reservation (an organiser's code for this seat), stored as the
+    #: SHA-256 hex of the code: any arena seats the bot that presents it, and the code itself
+    #: is never kept.  Empty for a seat without one.
+    reservation = models.CharField(max_length=64, blank=True, db_index=True)
 
     class Meta:
         ordering = ["match", "index"]
@@ -302,3 +317,21 @@ class Analysis(models.Model):
         constraints = [models.UniqueConstraint(fields=["match", "part"], name="unique_analysis_part")]
         # the arena's queue: pending parts, oldest first (a partial index stays as small as the queue)
         indexes = [models.Index(fields=["id"], name="analysis_pending", condition=models.Q(result__isnull=True))]
+
+
+class ArenaProcess(models.Model):
+    """One running arena process (``manage.py serve`` with the arena role): its name, the
+    channel-layer channel its control messages go to, and until when it is known alive (it
+    renews ``alive_until`` with its matches' leases).  Web processes find a match's arena
+    through ``Match.owner``; a row whose ``alive_until`` passed is a dead arena's, removed by
+    the first arena that notices (docs/architecture.md, *Several arenas*)."""
+
+    name = models.CharField(max_length=64, unique=True)
+    channel = models.CharField(max_length=200)
+    host = models.CharField(max_length=255, blank=True)
+    pid = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(auto_now_add=True)
+    alive_until = models.DateTimeField(db_index=True)
+
+    def __str__(self):
+        return f"arena {self.name} (pid {self.pid} on {self.host})"
