@@ -309,6 +309,13 @@ ARENA = {
     # built-in bot gone) before it is abandoned; the stand-in plays meanwhile, and a person
     # who takes their seat back in time keeps it going.  Leaving on purpose ends it at once.
     "AWAY_GRACE": env_float("ARENA_AWAY_GRACE", 5.0),
+    # Several arena processes on one database (docs/architecture.md, *Several arenas*): this
+    # arena's name (default: host, process id and a random suffix, new at every start), and
+    # the lease in seconds on what it owns (its matches, the open tables its bots sit at): it
+    # renews them every third of it; an arena silent for longer is taken for dead, its running
+    # matches aborted and its bots' seats freed by the arenas that live.
+    "NAME": os.environ.get("ARENA_NAME", ""),
+    "LEASE": env_float("ARENA_LEASE", 15.0),
     # Bounds for untrusted input.
     "MAX_LINE_BYTES": env_int("ARENA_MAX_LINE_BYTES", 64 * 1024),
     "MAX_CONNECTIONS": env_int("ARENA_MAX_CONNECTIONS", 5000),

@@ -8,19 +8,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 import uuid
 from collections import deque
+from datetime import timedelta
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.utils import timezone
 
-from games.arena import bot_keys, http_bots, registry, replay, tables
+from games.arena import bot_keys, control, http_bots, registry, replay, tables
 from games.arena.analyses import Analyst
 from games.arena.bot_sockets import SocketGames
 from games.arena.eventlog import EventWriter
 from games.arena.names import claimed_bot_name
-from games.arena.models import Match, Seat
+from games.arena.models import ArenaProcess, Match, Seat
 from games.arena.presence import Watched
 from games.arena.runner import MatchRunner, table_group
 from games.arena.seats import BuiltinSeat, HumanSeat, SeatEndpoint
@@ -83,6 +87,9 @@ class Arena:
 
     def __init__(self, listen: bool = True):
         self.listen = listen
+        #: This arena's name (``ArenaProcess.name``, ``Match.owner``), new at every start.
+        self.name = control.new_arena_name()
+        self.lease_s: float = settings.ARENA["LEASE"]
         self.layer = get_channel_layer()
         self.writer = EventWriter()
         self.runners: dict[int, MatchRunner] = {}
@@ -141,6 +148,8 @@ class Arena:
         # bot socket, a page) waits on its own.
         self.channel = await self.layer.new_channel()
         await self.layer.group_add(CONTROL_GROUP, self.channel)
+        await sync_to_async(self._register)()
+        self._background.append(loop.create_task(self._lease_loop(), name="arena-lease"))
         self._background.append(loop.create_task(self._control_loop(), name="arena-control"))
         self._background.append(loop.create_task(self._sweep_loop(), name="arena-sweep"))
         self.analyst.start()  # parts a previous process left pending first
@@ -154,6 +163,29 @@ class Arena:
                             raise ListenerError(cannot_listen(f"{spec.door_label(door)} bot listener", *door.address(),
                                                               exc.strerror or str(exc), door.port_setting)) from None
         self.started.set()
+
+    def _register(self) -> None:
+        """Write this arena's :class:`ArenaProcess` row: its name, channel and first lease."""
+        ArenaProcess.objects.update_or_create(name=self.name, defaults={
+            "channel": self.channel, "host": socket.gethostname(), "pid": os.getpid(),
+            "alive_until": timezone.now() + timedelta(seconds=self.lease_s)})
+
+    def _renew(self) -> None:
+        """Renew this arena's lease on itself (one UPDATE)."""
+        ArenaProcess.objects.filter(name=self.name).update(
+            alive_until=timezone.now() + timedelta(seconds=self.lease_s))
+
+    async def _lease_loop(self) -> None:
+        """Every third of ``ARENA_LEASE``, :meth:`_renew`; a failure is logged and retried at
+        the next turn (two missed turns still leave a third of the lease)."""
+        while True:
+            await asyncio.sleep(self.lease_s / 3)
+            try:
+                await sync_to_async(self._renew)()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("could not renew the arena's lease")
 
     async def stop(self) -> None:
         """Stop listening, abort running matches (their events are kept), flush the log."""
@@ -179,6 +211,10 @@ class Arena:
             task.cancel()
         await self.analyst.stop()
         await self.writer.close()
+        try:
+            await sync_to_async(lambda: ArenaProcess.objects.filter(name=self.name).delete())()
+        except Exception:  # its lease runs out instead
+            log.exception("could not remove the arena's row")
         await http_bots.close_client()
         log.info("arena stopped; %d running match(es) marked aborted", len(tasks))
 
