@@ -1,5 +1,5 @@
 """Who watches which view group (games/arena/presence.py): the web processes' counts reach the
-arena through the control group, and a process that stops refreshing is forgotten."""
+arena through the presence group (every arena hears it), and a process that stops refreshing is forgotten."""
 from __future__ import annotations
 
 import asyncio
@@ -9,7 +9,7 @@ from games.arena.consumers import Audience
 from games.arena.layers import LocalChannelLayer
 from games.arena.presence import Watched, Watching
 from games.arena.runner import public_group
-from games.arena.service import CONTROL_GROUP
+from games.arena.presence import PRESENCE_GROUP
 
 
 class Clock:
@@ -23,7 +23,7 @@ class Clock:
 async def arena_hears(layer: LocalChannelLayer, watched: Watched) -> list[dict]:
     """The arena's control channel: every message waiting on it, handed to ``watched``."""
     got = []
-    for channel in list(layer.groups.get(CONTROL_GROUP, ())):
+    for channel in list(layer.groups.get(PRESENCE_GROUP, ())):
         queue = layer._queue(channel)
         while not queue.empty():
             msg = await layer.receive(channel)
@@ -40,7 +40,7 @@ class Spectator:
 def test_the_first_watcher_and_the_last_are_told_and_the_group_is_listened_to_in_between():
     async def main():
         layer = LocalChannelLayer()
-        await layer.group_add(CONTROL_GROUP, await layer.new_channel())
+        await layer.group_add(PRESENCE_GROUP, await layer.new_channel())
         watched = Watched(Clock())
         group = public_group(9)
         assert not watched.listening(group)
@@ -89,7 +89,7 @@ def test_refreshes_repeat_every_group_still_watched(monkeypatch):
 
     async def main():
         layer = LocalChannelLayer()
-        await layer.group_add(CONTROL_GROUP, await layer.new_channel())
+        await layer.group_add(PRESENCE_GROUP, await layer.new_channel())
         watched = Watched(Clock())
         watching = Watching.of(layer)
         await watching.join("m1.public")

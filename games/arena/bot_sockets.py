@@ -8,8 +8,10 @@ server's cost per Hanabi action once the frames are built, benchmarks/hanabi_ws_
 
 - :class:`BotSocketConsumer` (web side) holds the socket: admission per address, bounds on
   each frame (size, rate), no ``Origin`` rule (bots send none, and this endpoint carries no
-  session or cookie authority), and forwards frames to the arena (``bot_socket.open``,
-  ``bot_socket.frame``, ``bot_socket.gone`` to :data:`~games.arena.service.CONTROL_GROUP`).
+  session or cookie authority), and forwards frames to one arena (``bot_socket.open``,
+  ``bot_socket.frame``, ``bot_socket.gone``): the one in this process, else one live arena
+  chosen at connect (:func:`games.arena.control.any_arena_channel`) for the socket's whole
+  life, on that arena's own channel, so exactly one arena makes its handler and seats it.
 - :class:`SocketConnection` (arena side) is the connection as a game's handler sees it, with
   the same surface as a TCP :class:`~games.arena.transport.BotConnection` (``peer``,
   ``write``, ``close``, ``spoke``): frames go back in order (``bot.send``), through a bounded
@@ -32,9 +34,12 @@ from typing import Callable
 
 from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
+from channels.db import database_sync_to_async
+from channels.exceptions import ChannelFull
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from games.arena import control
 from games.arena.limits import TokenBucket
 from games.arena.transport import Admission, admission_from_settings
 
@@ -54,6 +59,8 @@ CLOSE_TOO_BIG = 4013
 #: Closed after the handshake for a refusal the bot can act on (too many wrong bot keys from
 #: its address: games/arena/bot_keys.py); a refusal before the handshake has no close code.
 CLOSE_REFUSED = 4029
+#: No arena takes this socket: none lives, none takes the game's bots, or the one it was
+#: bound to stopped reading.
 CLOSE_NO_ARENA = 4503
 
 _admissions: dict[str, Admission] = {}
@@ -79,13 +86,15 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
     is refused so by Daphne, as the ASGI spec has it); on the game's own port they applied at
     ``accept()`` already (``scope["admitted"]``, games/arena/daphne_admission.py).  Closes:
     4013 a frame over :data:`MAX_FRAME_BYTES` or not text, 4008 over
-    ``ARENA_WS_MESSAGES_PER_S`` (burst ``ARENA_WS_BURST``)."""
+    ``ARENA_WS_MESSAGES_PER_S`` (burst ``ARENA_WS_BURST``), 4503 when no arena takes it
+    (:data:`CLOSE_NO_ARENA`)."""
 
     async def dispatch(self, message):
         """Channels' dispatch without its hop to a worker thread to close stale database
         connections before every message (as ``MatchConsumer`` skips it for views): nothing
-        here touches the database, and that hop was a fifth of the server's CPU per Hanabi
-        action (benchmarks/hanabi_ws_games.py).  Raises ``ValueError`` for a message type
+        here touches the database but the choice of an arena at connect, which closes them
+        itself (``database_sync_to_async``), and that hop was a fifth of the server's CPU per
+        Hanabi action (benchmarks/hanabi_ws_games.py).  Raises ``ValueError`` for a message type
         without a handler, as Channels does."""
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
@@ -94,7 +103,6 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
 
     async def connect(self):
         from games.arena.consumers import SEND_TEXT_NOW
-        from games.arena.service import CONTROL_GROUP
 
         self.game = self.scope.get("bot_game") or self.scope["url_route"]["kwargs"]["game"]
         client = self.scope.get("client") or ("?", 0)
@@ -111,22 +119,45 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
         self.gone_reported = False
         cfg = settings.ARENA
         self.bucket = TokenBucket(cfg["WS_MESSAGES_PER_S"], cfg["WS_BURST"])
-        self.control = CONTROL_GROUP
         self.closing = False
         #: The server's synchronous write of a text frame, if it offers one (manage.py serve).
         self.send_text_now = (self.scope.get("extensions") or {}).get(SEND_TEXT_NOW, {}).get("send")
-        # Chosen once, so that all of this socket's messages take one path, in order.
+        # Chosen once, so that all of this socket's messages take one path, in order, to one
+        # arena: the one in this process, else the channel of one live arena.
         self.arena = _in_process.get(self.game)
+        self.control = None if self.arena is not None else await self._pick_arena()
         _consumers[self.channel_name] = self
         await self.accept()
+        if self.arena is None and self.control is None:
+            self.gone_reported = True  # no arena heard of it: none to tell
+            await self._close(CLOSE_NO_ARENA, "no arena is running; try again later")
+            return
         await self._to_arena({"type": "bot_socket.open", "game": self.game, "channel": self.channel_name,
                               "peer": self.peer, "host": self.host})
 
+    @staticmethod
+    async def _pick_arena() -> str | None:
+        """The channel of the live arena this socket is bound to (chosen at random, so sockets
+        spread over the arenas), or None when none lives or the database cannot say."""
+        try:
+            return await database_sync_to_async(control.any_arena_channel)()
+        except Exception:
+            log.exception("could not look up a live arena")
+            return None
+
     async def _to_arena(self, message: dict) -> None:
-        """``message`` for the arena: to its :class:`SocketGames` when it is in this process,
-        else through the channel layer."""
+        """``message`` for this socket's arena: to its :class:`SocketGames` when it is in this
+        process, else on the arena's channel.  An arena whose channel is full reads nothing
+        (stuck, or it died): the socket is closed with :data:`CLOSE_NO_ARENA`."""
         if self.arena is None:
-            await self.channel_layer.group_send(self.control, message)
+            if self.control is None:
+                return
+            try:
+                await self.channel_layer.send(self.control, message)
+            except ChannelFull:
+                log.warning("%s: the arena's channel is full; socket closed", self.peer)
+                self.control = None  # nothing more goes there, its end included
+                await self._close(CLOSE_NO_ARENA, "the arena is not answering; try again later")
             return
         try:
             self.arena.handle(message)

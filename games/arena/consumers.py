@@ -56,16 +56,17 @@ from collections.abc import Awaitable
 from asgiref.sync import sync_to_async
 from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
+from channels.exceptions import ChannelFull
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from games.arena import replay, tables
+from games.arena import control, replay, tables
 from games.arena.http_bots import json_too_deep
 from games.arena.limits import TokenBucket
 from games.arena.models import Match
 from games.arena.presence import Watching
 from games.arena.runner import public_group, seat_group, table_group
-from games.arena.service import CONTROL_GROUP, over_message
+from games.arena.service import over_message
 
 log = logging.getLogger("arena.web")
 
@@ -76,6 +77,9 @@ RESYNC_WAIT_S = 2.0
 #: Close codes (4000-4999 are the application's).
 CLOSE_TOO_MANY_MESSAGES = 4008
 CLOSE_NO_ACK = 4009
+#: What a page is told when its move or resync has no arena to go to.
+NO_ARENA = "No arena is running this match."
+ARENA_BUSY = "The arena running this match is not answering; try again."
 #: The scope's ``extensions`` key under which the server (``manage.py serve``) gives a
 #: WebSocket's consumer ``{"send": send_text_now}``: ``send_text_now(text) -> bool`` writes
 #: ``text`` to that client's socket at once, without Channels' and Daphne's coroutines, or
@@ -253,6 +257,9 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
         self.closing = False
         self.audience: Audience | None = None  # spectators: who hands them the public views
         self.watching: str | None = None  # a seated person's own group, told to the arena
+        #: The channel of the arena that runs this match (:meth:`_to_arena`), found at each
+        #: resync and kept for the moves in between.
+        self.arena_channel: str | None = None
         self.send_text_now = None  # the server's, if it offers one (SEND_TEXT_NOW)
 
     async def connect(self):
@@ -330,9 +337,10 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
             return  # one is outstanding: its answer will be the newest view anyway
         self.resync_asked = now
         if self.status == Match.Status.RUNNING:
-            await self.channel_layer.group_send(CONTROL_GROUP, {
-                "type": "resync", "match": self.match_id, "reply": self.channel_name,
-                "audience": self.seat if self.seat is not None else "public"})
+            # Looked up again: a resync is how a page recovers, e.g. after its arena died.
+            self.arena_channel = None
+            await self._to_arena({"type": "resync", "match": self.match_id, "reply": self.channel_name,
+                                  "audience": self.seat if self.seat is not None else "public"})
         elif self.status in (Match.Status.FINISHED, Match.Status.ABORTED):
             if self.final is None:
                 self.final = {"type": "match.final", **await sync_to_async(replay.final_view)(self.match_id)}
@@ -371,9 +379,8 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
             if self.seat is None or self.status != Match.Status.RUNNING:
                 await self._send_other({"type": "match.error", "message": "You are watching, not playing."})
                 return
-            await self.channel_layer.group_send(CONTROL_GROUP, {
-                "type": "human.leave", "match": self.match_id, "seat": self.seat, "back": kind == "back",
-                "reply": self.channel_name})
+            await self._to_arena({"type": "human.leave", "match": self.match_id, "seat": self.seat,
+                                  "back": kind == "back", "reply": self.channel_name})
         elif kind == "act":
             if self.seat is None or self.status != Match.Status.RUNNING:
                 await self._send_other({"type": "match.error", "message": "You are watching, not playing."})
@@ -382,11 +389,31 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
             if not isinstance(version, int):
                 await self._send_other({"type": "match.error", "message": "A move needs the version it answers."})
                 return
-            await self.channel_layer.group_send(CONTROL_GROUP, {
-                "type": "human.action", "match": self.match_id, "seat": self.seat, "version": version,
-                "action": content.get("action"), "reply": self.channel_name})
+            await self._to_arena({"type": "human.action", "match": self.match_id, "seat": self.seat,
+                                  "version": version, "action": content.get("action"), "reply": self.channel_name})
         else:
             await self._send_other({"type": "match.error", "message": "Unknown message type."})
+
+    async def _to_arena(self, message: dict) -> None:
+        """Send ``message`` (a move, a leave, a resync of this running match) to the arena that
+        runs the match (docs/architecture.md, *Control routing*): its owner's channel, else
+        any live arena's, which sends it on or answers from the database
+        (:func:`games.arena.control.channel_for`).  The channel is looked up once (a read in a
+        worker thread) and kept: a match's owner changes only when it starts, before this
+        page saw it running, or when its arena died, after which the match is aborted.  No
+        live arena: the page gets :data:`NO_ARENA` as a ``match.error``; an arena whose
+        channel is full (it reads nothing), :data:`ARENA_BUSY`."""
+        if self.arena_channel is None:
+            self.arena_channel = await sync_to_async(control.channel_for)(self.match_id)
+        if self.arena_channel is None:
+            self.resync_asked = None  # nothing is on its way
+            await self._send_other({"type": "match.error", "message": NO_ARENA})
+            return
+        try:
+            await self.channel_layer.send(self.arena_channel, message)
+        except ChannelFull:  # that arena reads nothing (stuck or gone): look again next time
+            self.arena_channel = self.resync_asked = None
+            await self._send_other({"type": "match.error", "message": ARENA_BUSY})
 
     @classmethod
     async def decode_json(cls, text_data):

@@ -1,20 +1,26 @@
-"""Who watches which view group, told by the web processes to the arena (docs/architecture.md,
+"""Who watches which view group, told by the web processes to the arenas (docs/architecture.md,
 "The runner"): the runner builds and publishes a view only for a group someone is in.
 
 A channel layer cannot say whether a group has members (channels-redis keeps them in Redis,
 one query away; Channels' in-memory layer only in its own process), and with Redis every
 view built and sent for nobody cost about 15% of a bot match's server CPU.  So each web
 process counts its own watchers per group (:class:`Watching`: a spectator audience or a
-seated person's page) and tells the arena on the control group when a group gains its first
-or loses its last one, and again every :data:`REFRESH_S` seconds for every group it still
-watches.  The arena (:class:`Watched`) keeps, per group, which processes watch it and until
+seated person's page) and tells the arenas (group :data:`PRESENCE_GROUP`) when a group gains
+its first or loses its last one, and again every :data:`REFRESH_S` seconds for every group
+it still watches.  The arena (:class:`Watched`) keeps, per group, which processes watch it and until
 when (:data:`TTL_S`): a web process that dies stops refreshing and its groups fall silent at
 most :data:`TTL_S` later; an arena that restarts learns them all again within
 :data:`REFRESH_S`.  The runner's question (:meth:`Watched.listening`) is a dict lookup.
 
-A consumer joins its group and tells the arena before it asks for a resync, on the same
-control group: the arena hears the watcher first, so every version after the resync's
-answer is published to it.
+Presence is the one thing web processes broadcast to the arenas (every other control message
+goes to one arena's own channel, docs/architecture.md *Control routing*): a web process does
+not know, and need not look up, which arena runs the match behind a group, and every arena
+must know whether its runners' groups are watched; it carries no move, so an arena that is
+not concerned only stores a few dictionary entries.
+
+A consumer joins its group and tells the arenas before it asks for a resync: the arena's
+membership of :data:`PRESENCE_GROUP` is its own control channel, so the running arena hears
+the watcher first, and every version after the resync's answer is published to it.
 """
 from __future__ import annotations
 
@@ -35,6 +41,8 @@ TTL_S = 30.0
 #: Groups one refresh may name (a message from a web process is trusted, but bounded).
 MAX_GROUPS = 100_000
 MESSAGE = "presence"
+#: The channel-layer group every arena's control channel is in: presence only.
+PRESENCE_GROUP = "arena.presence"
 
 
 class Watching:
@@ -58,7 +66,7 @@ class Watching:
         return watching
 
     async def join(self, group: str) -> None:
-        """One more watcher of ``group`` here; the first one is told to the arena at once."""
+        """One more watcher of ``group`` here; the first one is told to the arenas at once."""
         self.counts[group] = self.counts.get(group, 0) + 1
         if self.counts[group] == 1:
             await self._tell([group], TTL_S)
@@ -66,7 +74,7 @@ class Watching:
             self.refresher = asyncio.ensure_future(self._refresh())
 
     async def leave(self, group: str) -> None:
-        """One watcher of ``group`` fewer here; the last one out tells the arena."""
+        """One watcher of ``group`` fewer here; the last one out tells the arenas."""
         left = self.counts.get(group, 0) - 1
         if left > 0:
             self.counts[group] = left
@@ -75,13 +83,11 @@ class Watching:
         await self._tell([group], 0)
 
     async def _tell(self, groups: list[str], ttl: float) -> None:
-        from games.arena.service import CONTROL_GROUP
-
         try:
-            await self.layer.group_send(CONTROL_GROUP, {"type": MESSAGE, "watcher": self.watcher,
-                                                        "groups": groups, "ttl": ttl})
+            await self.layer.group_send(PRESENCE_GROUP, {"type": MESSAGE, "watcher": self.watcher,
+                                                         "groups": groups, "ttl": ttl})
         except Exception:  # the layer is down: the next refresh tells it again
-            log.exception("could not tell the arena who watches %d group(s)", len(groups))
+            log.exception("could not tell the arenas who watches %d group(s)", len(groups))
 
     async def _refresh(self) -> None:
         while self.counts:
@@ -92,7 +98,7 @@ class Watching:
 
 class Watched:
     """The arena's side: per group, the web processes that watch it and until when (time is
-    ``time.monotonic``).  Fed by :meth:`handle` with the control group's messages."""
+    ``time.monotonic``).  Fed by :meth:`handle` with the messages of :data:`PRESENCE_GROUP`."""
 
     def __init__(self, clock=time.monotonic):
         self.clock = clock

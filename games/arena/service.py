@@ -1,8 +1,9 @@
 """The arena process: bot listeners, seating, match runners and the control channel.
 
 In the default one-process server it shares Daphne's asyncio loop; scaled, it runs alone
-(``manage.py serve --role arena``) and talks to the web processes only through the channel
-layer (group :data:`CONTROL_GROUP`) and the database.  One arena process per database.
+(``manage.py serve --role arena``) and talks to the web processes and the other arenas only
+through the channel layer (its own control channel, registered in its
+:class:`~games.arena.models.ArenaProcess` row, and the presence group) and the database.
 """
 from __future__ import annotations
 
@@ -25,14 +26,20 @@ from games.arena.bot_sockets import SocketGames
 from games.arena.eventlog import EventWriter
 from games.arena.names import claimed_bot_name
 from games.arena.models import ArenaProcess, Match, Seat
-from games.arena.presence import Watched
+from games.arena.presence import PRESENCE_GROUP, Watched
 from games.arena.runner import MatchRunner, table_group
 from games.arena.seats import BuiltinSeat, HumanSeat, SeatEndpoint
 
 log = logging.getLogger("arena")
 
-#: Channel-layer group the arena listens on: table changes, people's moves, resync requests.
-CONTROL_GROUP = "arena.control"
+#: Seconds an arena waits for another to answer an organiser's request it sent on (pause,
+#: step, cancel of a match that runs there) before it says that arena did not answer.
+FORWARD_WAIT_S = 10.0
+#: What a page is told when no arena runs the match it plays or watches.
+NO_ARENA = "No arena is running this match."
+#: Organisers' requests one arena sends on to the arena that runs the match (:meth:`Arena.pause`,
+#: :meth:`Arena.step`, :meth:`Arena.cancel`), answered with ``arena.answer``.
+ADMIN_REQUESTS = ("arena.pause", "arena.step", "arena.cancel")
 #: The result of a match that every seat but the built-in bots left: it ends rather than
 #: having bots play on for nobody.
 ABANDONED = "abandoned: every player left"
@@ -147,7 +154,7 @@ class Arena:
         # channel of another prefix here would starve while a consumer of this process (a
         # bot socket, a page) waits on its own.
         self.channel = await self.layer.new_channel()
-        await self.layer.group_add(CONTROL_GROUP, self.channel)
+        await self.layer.group_add(PRESENCE_GROUP, self.channel)  # the one broadcast it hears
         await sync_to_async(self._register)()
         self._background.append(loop.create_task(self._lease_loop(), name="arena-lease"))
         self._background.append(loop.create_task(self._control_loop(), name="arena-control"))
@@ -209,6 +216,10 @@ class Arena:
             log.exception("could not free the waiting bots' seats")
         for task in self._background:
             task.cancel()
+        try:  # else Redis would keep the channel in the group, filled for nobody, for a day
+            await self.layer.group_discard(PRESENCE_GROUP, self.channel)
+        except Exception:
+            log.exception("could not leave the presence group")
         await self.analyst.stop()
         await self.writer.close()
         try:
@@ -391,8 +402,10 @@ class Arena:
     async def watch(self, match_id: int, watcher) -> None:
         """Pass every state of match ``match_id`` to ``watcher`` (see :class:`MatchRunner`),
         from its start if it has not started; ``watcher.end(result or None)`` when it ends.
-        Raises ``LookupError`` for a match that does not exist or is over."""
-        await self._known(match_id)
+        Raises ``LookupError`` for a match that does not exist, is over, or runs at another
+        arena (its states are there)."""
+        if await self._known(match_id) is not None:
+            raise LookupError(f"room {match_id} runs at another arena process: observe it there")
         runner = self.runners.get(match_id)
         if runner is not None:
             runner.add_watcher(watcher)
@@ -414,27 +427,39 @@ class Arena:
         if watcher in pending:
             pending.remove(watcher)
 
-    async def _known(self, match_id: int) -> None:
-        """Returns once ``match_id`` is running here or an open table, not in the middle of
-        starting (its runner is then either registered or not yet begun, until the caller's
-        next ``await``); raises ``LookupError`` for a match that does not exist or is over."""
+    async def _known(self, match_id: int, here_only: bool = False) -> str | None:
+        """Returns None once ``match_id`` is running here or an open table, not in the middle
+        of starting (its runner is then either registered or not yet begun, until the
+        caller's next ``await``); or the channel of the live arena that runs it, when another
+        does.  Raises ``LookupError`` for a match that does not exist or is over, that the
+        database says runs but no live arena has, or (``here_only``: a request another arena
+        sent on, never sent on again) that runs elsewhere."""
         while True:
             while match_id in self.starting:  # a moment: the start's one database call
                 await asyncio.sleep(0.005)
             if match_id in self.runners:
-                return
-            status = await sync_to_async(
-                lambda: Match.objects.filter(pk=match_id).values_list("status", flat=True).first())()
+                return None
+            status, channel = await sync_to_async(self._whereabouts)(match_id)
             if match_id in self.starting or match_id in self.runners:
                 continue  # it began to start while we looked
-            if status != Match.Status.OPEN:
-                raise LookupError(f"room {match_id} is {'over' if status else 'unknown'}")
-            return
+            if status == Match.Status.OPEN:
+                return None
+            if status == Match.Status.RUNNING and (channel is None or here_only):
+                raise LookupError(f"room {match_id} is not running at any live arena"
+                                  if channel is None else f"room {match_id} is not running here")
+            if channel is not None:
+                return channel
+            raise LookupError(f"room {match_id} is {'over' if status else 'unknown'}")
 
-    async def pause(self, match_id: int, paused: bool) -> None:
+    async def pause(self, match_id: int, paused: bool, *, forwarded: bool = False) -> None:
         """Hold a match before its next request, or let it go on; a table that has not started
-        will start held.  Raises ``LookupError`` for an unknown or finished match."""
-        await self._known(match_id)
+        will start held.  A match another arena runs is paused there (:meth:`_ask`).  Raises
+        ``LookupError`` for an unknown or finished match (see :meth:`_known`; ``forwarded``:
+        the request came from another arena)."""
+        elsewhere = await self._known(match_id, here_only=forwarded)
+        if elsewhere is not None:
+            await self._ask(elsewhere, match_id, {"type": "arena.pause", "paused": paused})
+            return
         runner = self.runners.get(match_id)
         if runner is not None:
             runner.pause(paused)
@@ -443,18 +468,27 @@ class Arena:
         else:
             self.start_paused.discard(match_id)
 
-    async def step(self, match_id: int) -> None:
-        """Let one step of a paused match through.  Raises ``LookupError`` if it is not running."""
-        await self._known(match_id)
+    async def step(self, match_id: int, *, forwarded: bool = False) -> None:
+        """Let one step of a paused match through, at the arena that runs it.  Raises
+        ``LookupError`` if it is not running (see :meth:`pause` for ``forwarded``)."""
+        elsewhere = await self._known(match_id, here_only=forwarded)
+        if elsewhere is not None:
+            await self._ask(elsewhere, match_id, {"type": "arena.step"})
+            return
         runner = self.runners.get(match_id)
         if runner is None:
             raise LookupError(f"room {match_id} has not started")
         runner.step_once()
 
-    async def cancel(self, match_id: int, reason: str = "cancelled by an organiser") -> None:
-        """End a match now (recorded as aborted with ``reason``, its events kept), or remove
-        an open table's bots and close it.  Raises ``LookupError`` for an unknown or finished match."""
-        await self._known(match_id)
+    async def cancel(self, match_id: int, reason: str = "cancelled by an organiser", *,
+                     forwarded: bool = False) -> None:
+        """End a match now (recorded as aborted with ``reason``, its events kept), at the arena
+        that runs it, or remove an open table's bots and close it.  Raises ``LookupError`` for
+        an unknown or finished match (see :meth:`pause` for ``forwarded``)."""
+        elsewhere = await self._known(match_id, here_only=forwarded)
+        if elsewhere is not None:
+            await self._ask(elsewhere, match_id, {"type": "arena.cancel", "reason": reason})
+            return
         task = self.tasks.get(match_id)
         if task is not None:
             self.runners[match_id].stop_reason = reason
@@ -755,7 +789,15 @@ class Arena:
             log.exception("match %d: could not store its snapshots", runner.match_id)
 
     # --- control channel --------------------------------------------------------------------
+    # Each arena reads its own channel (``self.channel``, in its ArenaProcess row), which web
+    # processes and other arenas send to, and which is also its membership of the presence
+    # group.  A message about a match that does not run here (the sender's knowledge of the
+    # owner was stale, or it had none) is sent on once to the arena the database names, or
+    # answered from the database (docs/architecture.md, *Control routing*).
+
     async def _control_loop(self) -> None:
+        """Handle this arena's control channel's messages one at a time, in order; a failure
+        is logged and the next message handled."""
         while True:
             try:
                 msg = await self.layer.receive(self.channel)
@@ -767,6 +809,11 @@ class Arena:
                 await asyncio.sleep(0.05)
 
     async def _handle_control(self, msg: dict) -> None:
+        """One control message: ``bot_socket.*`` (a bot socket bound to this arena),
+        ``presence``, ``table.changed``, ``human.action``, ``human.leave``, ``resync`` and the
+        organisers' :data:`ADMIN_REQUESTS` (from another arena).  ``reply`` names the channel
+        an answer or error goes to; ``forwarded`` marks a message another arena sent on, which
+        is never sent on again."""
         if self.sockets.handle(msg):  # a bot socket's frame, opening or end
             return
         if self.watched.handle(msg):  # a web process watches a view group, or stopped
@@ -774,16 +821,15 @@ class Arena:
         kind = msg.get("type")
         if kind == "table.changed":
             await self._table_changed(int(msg["match"]))
-        elif kind == "human.action":
-            runner = self.runners.get(int(msg["match"]))
-            error = "This match is not running." if runner is None else await runner.human_action(
-                int(msg["seat"]), int(msg["version"]), msg.get("action"))
-            if error and msg.get("reply"):
-                await self.layer.send(msg["reply"], {"type": "match.error", "message": error})
-        elif kind == "human.leave":
-            runner = self.runners.get(int(msg["match"]))
-            error = "This match is not running." if runner is None else await runner.human_leave(
-                int(msg["seat"]), back=bool(msg.get("back")))
+        elif kind in ("human.action", "human.leave"):
+            match_id = int(msg["match"])
+            runner = self.runners.get(match_id)
+            if runner is None:
+                error = None if await self._send_on(match_id, msg) else "This match is not running."
+            elif kind == "human.action":
+                error = await runner.human_action(int(msg["seat"]), int(msg["version"]), msg.get("action"))
+            else:
+                error = await runner.human_leave(int(msg["seat"]), back=bool(msg.get("back")))
             if error and msg.get("reply"):
                 await self.layer.send(msg["reply"], {"type": "match.error", "message": error})
         elif kind == "resync":
@@ -793,9 +839,79 @@ class Arena:
             if latest and msg.get("reply"):
                 await self.layer.send(msg["reply"], latest)
             elif runner is None and match_id not in self.starting and msg.get("reply"):
-                # Over, perhaps just before the page joined its groups and missed match.over:
-                # the page's consumer looks at the database again.
-                await self.layer.send(msg["reply"], {"type": "match.gone"})
+                await self._resync_elsewhere(match_id, msg)
+        elif kind in ADMIN_REQUESTS:
+            await self._admin_request(msg)
+
+    def _whereabouts(self, match_id: int) -> tuple[str | None, str | None]:
+        """``(status, channel)`` of match ``match_id`` from the database: its status (None: no
+        such match) and, when it runs at another live arena, that arena's channel (else None).
+        Synchronous: two indexed reads."""
+        row = Match.objects.filter(pk=match_id).values_list("status", "owner").first()
+        if row is None:
+            return None, None
+        status, owner = row
+        elsewhere = status == Match.Status.RUNNING and owner and owner != self.name
+        return status, (control.arena_channel(owner) if elsewhere else None)
+
+    async def _send_on(self, match_id: int, msg: dict) -> bool:
+        """Send ``msg`` (about match ``match_id``, which does not run here) on to the arena
+        that runs it, its ``reply`` kept; False, nothing sent, when none does or ``msg`` was
+        sent on once already."""
+        if msg.get("forwarded"):
+            return False
+        _, channel = await sync_to_async(self._whereabouts)(match_id)
+        if channel is None:
+            return False
+        await self.layer.send(channel, {**msg, "forwarded": True})
+        return True
+
+    async def _resync_elsewhere(self, match_id: int, msg: dict) -> None:
+        """A page's resync for a match not running here: sent on to the arena that runs it;
+        else ``match.gone`` when it is over (perhaps just before the page joined its groups
+        and missed ``match.over``: the page's consumer looks at the database again), or
+        :data:`NO_ARENA` when the database says it runs but no live arena has it."""
+        status, channel = await sync_to_async(self._whereabouts)(match_id)
+        if channel is not None and not msg.get("forwarded"):
+            await self.layer.send(channel, {**msg, "forwarded": True})
+            return
+        if status == Match.Status.RUNNING:
+            await self.layer.send(msg["reply"], {"type": "match.error", "message": NO_ARENA})
+        elif status != Match.Status.OPEN:  # over, or no such match
+            await self.layer.send(msg["reply"], {"type": "match.gone"})
+
+    async def _admin_request(self, msg: dict) -> None:
+        """An organiser's request another arena sent on (``arena.pause`` with ``paused``,
+        ``arena.step``, ``arena.cancel`` with ``reason``): done here as :meth:`pause`,
+        :meth:`step`, :meth:`cancel` do it, never sent on again; ``arena.answer`` with
+        ``error`` (None, or the ``LookupError``'s message) goes to ``reply``."""
+        error = None
+        try:
+            match_id = int(msg["match"])
+            kind = msg["type"]
+            if kind == "arena.pause":
+                await self.pause(match_id, bool(msg.get("paused")), forwarded=True)
+            elif kind == "arena.step":
+                await self.step(match_id, forwarded=True)
+            else:
+                await self.cancel(match_id, str(msg.get("reason") or "cancelled by an organiser"), forwarded=True)
+        except LookupError as exc:
+            error = str(exc)
+        if msg.get("reply"):
+            await self.layer.send(msg["reply"], {"type": "arena.answer", "error": error})
+
+    async def _ask(self, channel: str, match_id: int, msg: dict) -> None:
+        """Send organiser's request ``msg`` about match ``match_id`` to the arena at ``channel``
+        (which runs it) and wait for its ``arena.answer``.  Raises ``LookupError`` with that
+        arena's error, or when it does not answer within :data:`FORWARD_WAIT_S` seconds."""
+        reply = await self.layer.new_channel()
+        await self.layer.send(channel, {**msg, "match": match_id, "reply": reply, "forwarded": True})
+        try:
+            answer = await asyncio.wait_for(self.layer.receive(reply), FORWARD_WAIT_S)
+        except asyncio.TimeoutError:
+            raise LookupError(f"the arena running room {match_id} did not answer") from None
+        if answer.get("error"):
+            raise LookupError(answer["error"])
 
     async def _sweep_loop(self) -> None:
         """Every 2 s, :meth:`sweep`."""

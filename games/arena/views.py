@@ -3,10 +3,12 @@ replay), history, nickname and accounts."""
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from pathlib import Path
 
 from asgiref.sync import async_to_sync
+from channels.exceptions import ChannelFull
 from channels.layers import get_channel_layer
 from django import forms
 from django.conf import settings
@@ -24,12 +26,13 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from games.arena import analyses, names, registry, tables, throttle
+from games.arena import analyses, control, names, registry, tables, throttle
 from games.arena.models import Match, RegisteredBot, Seat
 from games.arena.queries import PAGE_SIZE, FilterError, check_filters, finished_matches, page_number
 from games.arena.registry import Door
 from games.arena.runner import table_group
-from games.arena.service import CONTROL_GROUP
+
+log = logging.getLogger("arena.web")
 
 NICKNAME_KEY = "nickname"
 
@@ -111,9 +114,17 @@ def creation_failed(request) -> None:
 
 
 def _announce(match_id: int) -> None:
-    """Tell the arena (start it if full) and the table's pages (reload) that seats changed."""
+    """Tell the arena (start it if full) and the table's pages (reload) that seats changed.
+    The arena is the table's owner (the one whose connected bots sit at it), else any live
+    one (:func:`games.arena.control.channel_for`); with none alive, or a message lost (its
+    channel full), the arenas' sweep finds the full table (``tables_waiting_to_start``)."""
     layer = get_channel_layer()
-    async_to_sync(layer.group_send)(CONTROL_GROUP, {"type": "table.changed", "match": match_id})
+    channel = control.channel_for(match_id)
+    if channel is not None:
+        try:
+            async_to_sync(layer.send)(channel, {"type": "table.changed", "match": match_id})
+        except ChannelFull:
+            log.warning("match %d: the arena's channel is full; its sweep will start the table", match_id)
     async_to_sync(layer.group_send)(table_group(match_id), {"type": "table.update"})
 
 
