@@ -1,5 +1,5 @@
-"""Who watches which view group (games/arena/presence.py): the web processes' counts reach the
-arena through the presence group (every arena hears it), and a process that stops refreshing is forgotten."""
+"""Who watches which view group (games/arena/presence.py): the web processes' counts reach
+every arena through the presence group, and a process that stops refreshing is forgotten."""
 from __future__ import annotations
 
 import asyncio
@@ -7,9 +7,8 @@ import asyncio
 from games.arena import presence
 from games.arena.consumers import Audience
 from games.arena.layers import LocalChannelLayer
-from games.arena.presence import Watched, Watching
+from games.arena.presence import PRESENCE_GROUP, Watched, Watching
 from games.arena.runner import public_group
-from games.arena.presence import PRESENCE_GROUP
 
 
 class Clock:
@@ -104,5 +103,24 @@ def test_refreshes_repeat_every_group_still_watched(monkeypatch):
         await watching.leave("m2.seat0")
         await asyncio.sleep(0.03)
         assert watching.refresher.done(), "nothing watched: no refresh"
+
+    asyncio.run(main())
+
+
+def test_every_arena_hears_who_watches():
+    """Each arena runs some of the matches and must know which of their groups are watched:
+    a word goes to every arena's channel in the presence group."""
+    async def main():
+        layer = LocalChannelLayer()
+        arenas = [await layer.new_channel() for _ in range(2)]
+        for channel in arenas:
+            await layer.group_add(PRESENCE_GROUP, channel)
+        watching = Watching.of(layer)
+        await watching.join("m4.seat0")
+        for channel in arenas:
+            watched = Watched(Clock())
+            assert watched.handle(await layer.receive(channel))
+            assert watched.listening("m4.seat0")
+        watching.refresher.cancel()
 
     asyncio.run(main())
