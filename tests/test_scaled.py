@@ -177,3 +177,73 @@ def test_spectators_on_two_web_processes_share_one_subscription_each_through_red
     for versions in seen:
         assert versions == sorted(versions)
     assert set.intersection(*(set(v) for v in seen)), "a view that reached all six"
+
+
+async def resync_answered(guest: Guest, match_id: int) -> None:
+    """Once the person is asked to move (the runner then waits for them and publishes
+    nothing), a resync is answered with that same view: the request reached the arena that
+    runs the match, through the web process."""
+    async with guest.websocket(match_id) as ws:
+        while True:
+            msg = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if msg["type"] != "match.view":
+                continue
+            await ws.send(json.dumps({"type": "ack", "version": msg["version"]}))
+            if (msg.get("request") or {}).get("kind") == "turn":
+                break
+        await ws.send(json.dumps({"type": "resync"}))
+        while True:
+            again = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if again["type"] == "match.view":
+                break
+        assert again["version"] == msg["version"] and again["request"] == msg["request"]
+
+
+def test_two_arenas_behind_one_web_process_each_get_the_moves_of_their_own_matches(arena_factory, scaled_env):
+    """Two arena processes and one web process on one PostgreSQL database and one Redis: a
+    person on the web process plays a match run by each arena (its bot connected to that
+    arena's port), their moves and resyncs reaching that arena's own channel; a Hanabi bot on
+    the web process's ``/ws/bots/hanabi/`` is seated and played by exactly one arena."""
+    from tests.hanabi_client import HanabiClient
+
+    names = ["arena-a", "arena-b"]
+    arenas = [arena_factory(role="arena", env=dict(scaled_env, ARENA_NAME=name)) for name in names]
+    web = arena_factory(role="web", env=scaled_env)
+    db_url = scaled_env["DATABASE_URL"].replace("postgres://", "postgresql://")
+    bots = []
+    try:
+        for arena, name in zip(arenas, names):
+            guest = Guest(web.url, f"p-{name}")
+            match_id = guest.create_table("liars_dice", {"players": 2, "dice": 2, "games": 1}, ["me", "open_bot"])
+            bots.append(LDBot(arena.liars_dice_port, f"bot-{name}"))
+            wait_until(lambda: "running" in guest.get(f"/matches/{match_id}/"), 20)
+            with psycopg.connect(db_url, autocommit=True) as conn:
+                # Ownership comes with the start (tables.try_start) once matches have leases;
+                # until then the test names the arena whose bot made it start.
+                conn.execute("UPDATE arena_match SET owner = %s WHERE id = %s AND owner = ''", [name, match_id])
+                assert conn.execute("SELECT owner FROM arena_match WHERE id = %s", [match_id]).fetchone()[0] == name
+            asyncio.run(resync_answered(guest, match_id))
+            view, moves = asyncio.run(play_until_over(guest, match_id))
+            assert moves >= 1 and sum(view["wins"]) == 1
+            wait_until(lambda: guest.get_json(f"/api/matches/{match_id}/")["status"] == "finished", 20)
+            started = f"match {match_id} (liars_dice) started"
+            assert [started in a.log() for a in arenas] == [a is arena for a in arenas]
+
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            table = int(web.shell("from games.arena import tables\n"
+                                  "print(tables.create_table('hanabi', {'players': 2}, "
+                                  "['open_bot', 'builtin:random'], None).pk)\n").split()[-1])
+            hanabi = HanabiClient(web.http_port, "via-web", path="/ws/bots/hanabi/")
+            try:
+                over = hanabi.wait_for("GAME_OVER_RESPONSE", timeout=60)
+                assert hanabi.done.wait(10) and hanabi.close_code == 1000
+            finally:
+                hanabi.close()
+            assert over and len(hanabi.of_type("CONNECTION_RESPONSE")) == 1, "one arena made its handler"
+            assert not hanabi.of_type("ERROR_RESPONSE")
+            assert conn.execute("SELECT count(*) FROM arena_match WHERE game = 'hanabi'").fetchone()[0] == 1
+        started = f"match {table} (hanabi) started"
+        assert sum(started in a.log() for a in arenas) == 1
+    finally:
+        for bot in bots:
+            bot.close()
