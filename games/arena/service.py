@@ -16,6 +16,7 @@ from collections import deque
 from datetime import timedelta
 
 from asgiref.sync import sync_to_async
+from channels.exceptions import ChannelFull
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
@@ -444,12 +445,13 @@ class Arena:
                 continue  # it began to start while we looked
             if status == Match.Status.OPEN:
                 return None
-            if status == Match.Status.RUNNING and (channel is None or here_only):
-                raise LookupError(f"room {match_id} is not running at any live arena"
-                                  if channel is None else f"room {match_id} is not running here")
-            if channel is not None:
-                return channel
-            raise LookupError(f"room {match_id} is {'over' if status else 'unknown'}")
+            if status != Match.Status.RUNNING:
+                raise LookupError(f"room {match_id} is {'over' if status else 'unknown'}")
+            if channel is None:
+                raise LookupError(f"room {match_id} is not running at any live arena")
+            if here_only:
+                raise LookupError(f"room {match_id} is not running here")
+            return channel
 
     async def pause(self, match_id: int, paused: bool, *, forwarded: bool = False) -> None:
         """Hold a match before its next request, or let it go on; a table that has not started
@@ -903,12 +905,13 @@ class Arena:
     async def _ask(self, channel: str, match_id: int, msg: dict) -> None:
         """Send organiser's request ``msg`` about match ``match_id`` to the arena at ``channel``
         (which runs it) and wait for its ``arena.answer``.  Raises ``LookupError`` with that
-        arena's error, or when it does not answer within :data:`FORWARD_WAIT_S` seconds."""
+        arena's error, or when it does not answer within :data:`FORWARD_WAIT_S` seconds (or
+        its channel is full: it reads nothing)."""
         reply = await self.layer.new_channel()
-        await self.layer.send(channel, {**msg, "match": match_id, "reply": reply, "forwarded": True})
         try:
+            await self.layer.send(channel, {**msg, "match": match_id, "reply": reply, "forwarded": True})
             answer = await asyncio.wait_for(self.layer.receive(reply), FORWARD_WAIT_S)
-        except asyncio.TimeoutError:
+        except (asyncio.TimeoutError, ChannelFull):
             raise LookupError(f"the arena running room {match_id} did not answer") from None
         if answer.get("error"):
             raise LookupError(answer["error"])
