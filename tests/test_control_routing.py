@@ -17,7 +17,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from games.arena import bot_sockets, tables, views
-from games.arena.consumers import NO_ARENA
+from games.arena.service import NO_ARENA
 from games.arena.models import ArenaProcess, Match
 from games.arena.service import Arena
 from tests.test_consumers import communicator, guest_session, next_view

@@ -66,7 +66,7 @@ from games.arena.limits import TokenBucket
 from games.arena.models import Match
 from games.arena.presence import Watching
 from games.arena.runner import public_group, seat_group, table_group
-from games.arena.service import over_message
+from games.arena.service import NO_ARENA, over_message
 
 log = logging.getLogger("arena.web")
 
@@ -77,8 +77,8 @@ RESYNC_WAIT_S = 2.0
 #: Close codes (4000-4999 are the application's).
 CLOSE_TOO_MANY_MESSAGES = 4008
 CLOSE_NO_ACK = 4009
-#: What a page is told when its move or resync has no arena to go to.
-NO_ARENA = "No arena is running this match."
+#: What a page is told when the arena its move or resync went to reads nothing (see also
+#: :data:`games.arena.service.NO_ARENA`).
 ARENA_BUSY = "The arena running this match is not answering; try again."
 #: The scope's ``extensions`` key under which the server (``manage.py serve``) gives a
 #: WebSocket's consumer ``{"send": send_text_now}``: ``send_text_now(text) -> bool`` writes

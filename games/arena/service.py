@@ -36,7 +36,8 @@ log = logging.getLogger("arena")
 #: Seconds an arena waits for another to answer an organiser's request it sent on (pause,
 #: step, cancel of a match that runs there) before it says that arena did not answer.
 FORWARD_WAIT_S = 10.0
-#: What a page is told when no arena runs the match it plays or watches.
+#: What a page is told when no live arena runs the match it plays or watches (the arena that
+#: got its message, or its web process, looked in the database).
 NO_ARENA = "No arena is running this match."
 #: Organisers' requests one arena sends on to the arena that runs the match (:meth:`Arena.pause`,
 #: :meth:`Arena.step`, :meth:`Arena.cancel`), answered with ``arena.answer``.
