@@ -10,7 +10,7 @@ server's cost per Hanabi action once the frames are built, benchmarks/hanabi_ws_
   each frame (size, rate), no ``Origin`` rule (bots send none, and this endpoint carries no
   session or cookie authority), and forwards frames to one arena (``bot_socket.open``,
   ``bot_socket.frame``, ``bot_socket.gone``): the one in this process, else one live arena
-  chosen at connect (:func:`games.arena.control.any_arena_channel`) for the socket's whole
+  chosen at connect (:func:`games.arena.control.gathering_channel`) for the socket's whole
   life, on that arena's own channel, so exactly one arena makes its handler and seats it.
 - :class:`SocketConnection` (arena side) is the connection as a game's handler sees it, with
   the same surface as a TCP :class:`~games.arena.transport.BotConnection` (``peer``,
@@ -125,7 +125,7 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
         # Chosen once, so that all of this socket's messages take one path, in order, to one
         # arena: the one in this process, else the channel of one live arena.
         self.arena = _in_process.get(self.game)
-        self.control = None if self.arena is not None else await self._pick_arena()
+        self.control = None if self.arena is not None else await self._pick_arena(self.game)
         _consumers[self.channel_name] = self
         await self.accept()
         if self.arena is None and self.control is None:
@@ -136,11 +136,12 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
                               "peer": self.peer, "host": self.host})
 
     @staticmethod
-    async def _pick_arena() -> str | None:
-        """The channel of the live arena this socket is bound to (chosen at random, so sockets
-        spread over the arenas), or None when none lives or the database cannot say."""
+    async def _pick_arena(game: str) -> str | None:
+        """The channel of the live arena this socket is bound to (the one that takes ``game``'s
+        bots from the web: :func:`~games.arena.control.gathering_channel`, so that bots which
+        gather meet at one arena), or None when none lives or the database cannot say."""
         try:
-            return await database_sync_to_async(control.any_arena_channel)()
+            return await database_sync_to_async(control.gathering_channel)(game)
         except Exception:
             log.exception("could not look up a live arena")
             return None

@@ -16,6 +16,7 @@ import os
 import random
 import secrets
 import socket
+import zlib
 
 from django.conf import settings
 from django.utils import timezone
@@ -58,6 +59,16 @@ def any_arena_channel() -> str | None:
     that may start, a bot socket opened on a web process); None when no arena lives."""
     arenas = live_arenas()
     return random.choice(arenas)[1] if arenas else None
+
+
+def gathering_channel(game: str) -> str | None:
+    """The channel of the live arena that takes ``game``'s bots arriving through a web
+    process (``/ws/bots/<game>/``): the same arena for every such socket while the live arenas
+    stay the same (a stable hash of the game's slug over them, by name), so bots that gather
+    before they play (Hanabi's lobby: the last to join starts the game) meet at one arena
+    rather than waiting at two.  None when no arena lives."""
+    arenas = live_arenas()
+    return arenas[zlib.crc32(game.encode()) % len(arenas)][1] if arenas else None
 
 
 def channel_for(match_id: int) -> str | None:
