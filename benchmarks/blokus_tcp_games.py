@@ -50,8 +50,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import random
+import re
+import shutil
 import selectors
 import socket
 import statistics
@@ -483,6 +484,7 @@ def wire_floor(records: list[GameRecord], parallel: int, game_type: str, seed: i
     finally:
         server.kill()
         server.wait()
+        shutil.rmtree(path.parent, ignore_errors=True)
 
 
 def spread(values: list[float], digits: int = 3) -> str:

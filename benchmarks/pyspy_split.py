@@ -92,7 +92,9 @@ class Sampler:
             _, err = self.proc.communicate()
         if not self.out.exists():
             raise RuntimeError(f"py-spy wrote nothing: {err.decode(errors='replace')[-400:]}")
-        return split(self.out.read_text().splitlines())
+        lines = self.out.read_text().splitlines()
+        shutil.rmtree(self.out.parent, ignore_errors=True)
+        return split(lines)
 
 
 def layer_of(frames: list[str]) -> str:
