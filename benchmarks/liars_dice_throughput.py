@@ -15,6 +15,10 @@ What it measures
         to the last ``move_request`` of the next move written to the socket (wrapped
         ``LiarsDiceBot.ask``).  This adds the answer's decoding and the loop's scheduling of
         the runner, so it is the honest "server time" a bot sees (minus the kernel).
+    * what the runner's step is made of, at the median and in the p99 tail (issue 25,
+      ``--parts``, default on): one more match after the rounds, not in the figures, with
+      the step's parts timed inside the server (:class:`StepParts`), and which steps
+      overlapped a write of the event log's thread or a garbage collection;
     * that the event log kept up: rows in the ``Event`` table against the answers the bots
       sent (every answer of every move is one row, none forced), and every match replayed
       from its log gives the result stored for it.
@@ -289,13 +293,164 @@ def instrument_wire(wire_times: list[float], counters: dict) -> None:
     LiarsDiceBot.on_line, LiarsDiceBot.ask = on_line, ask
 
 
-async def server_main(args, results: dict) -> None:
+class StepParts:
+    """Issue 25: what the runner's step (``Arena.server_times``: from its having the last
+    answer to the next requests handed to the sockets) is made of, step by step, in this
+    process (one match at a time: ``--pairs 1``).  :meth:`install` wraps, with a
+    ``perf_counter`` on either side: the event log's ``append`` (the hand-off), the rules'
+    ``apply``, the observations and the lines' encoding, the connections' ``write`` (the
+    ``send``), the views' publication, and ``_show`` (whose time beyond the views and the
+    requests is the wait before the requests: after a round over, ``requests_read_apart``
+    turns the loop twice first); and notes when the event log's thread writes a batch and
+    when the garbage collector runs, to say which steps overlapped one.  :meth:`report`
+    prints the parts' means over the middle tenth of the steps, all of them and the slowest
+    1 % (the p99 tail).  Only for a match of its own: the wrappers cost a few microseconds
+    a step."""
+
+    #: The parts, none inside another; "the rest" is the step less all of them.
+    PARTS = ("event log append", "rules apply", "observation + encoding", "socket writes (send)", "views",
+             "wait in _show (loop turns)")
+
+    def __init__(self):
+        self.steps: list[dict] = []  # per step: total, the parts (s), round_over, started at
+        self.batches: list[tuple[float, float]] = []  # the writer thread's write_rows (start, end)
+        self.collections: list[tuple[float, float]] = []
+        self._current: dict | None = None
+        self._gc_started = 0.0
+
+    def install(self) -> None:
+        """Wrap the parts (class docstring), in this process, for good."""
+        import gc
+
+        from games.arena import eventlog, runner
+        from games.arena.transport import BotConnection
+        from games.liars_dice import protocol
+        from games.liars_dice.rules import LiarsDiceState
+        from games.liars_dice.transport import LiarsDiceBot
+
+        perf, parts = time.perf_counter, self
+
+        def timed(cls, name: str, part: str) -> None:
+            orig = getattr(cls, name)
+
+            def wrapper(*args, **kwargs):
+                t = perf()
+                try:
+                    return orig(*args, **kwargs)
+                finally:
+                    if parts._current is not None:
+                        parts._current[part] += perf() - t
+            setattr(cls, name, wrapper)
+
+        def timed_async(cls, name: str, part: str) -> None:
+            orig = getattr(cls, name)
+
+            async def wrapper(*args, **kwargs):
+                t = perf()
+                try:
+                    return await orig(*args, **kwargs)
+                finally:
+                    if parts._current is not None:
+                        parts._current[part] += perf() - t
+            setattr(cls, name, wrapper)
+
+        timed(LiarsDiceState, "apply", "rules apply")
+        timed(LiarsDiceState, "observation", "observation + encoding")
+        timed(protocol, "move_request", "observation + encoding")
+        timed(protocol, "round_over", "observation + encoding")
+        timed(BotConnection, "write", "socket writes (send)")
+        timed(LiarsDiceBot, "ask", "ask")  # (its parts are above: for the wait in _show)
+        timed_async(eventlog.EventWriter, "append", "event log append")
+        timed_async(runner.MatchRunner, "_publish_views", "views")
+        Runner = runner.MatchRunner
+        orig_answers, orig_ask, orig_show = Runner._answers, Runner._ask, Runner._show
+
+        async def answers(self, actors, futures):
+            got = await orig_answers(self, actors, futures)
+            parts._current = dict.fromkeys(parts.PARTS + ("ask",), 0.0)
+            parts._current["at"] = self._answered_at
+            return got
+
+        async def show(self, told, ask=None):
+            t = perf()
+            await orig_show(self, told, ask)
+            if parts._current is not None and ask is not None:
+                parts._current["show"] = perf() - t
+                parts._current["round_over"] = bool(told.happenings)
+
+        async def ask(self, actors, told):
+            before = len(self.server_times) if self.server_times is not None else 0
+            futures = await orig_ask(self, actors, told)
+            step, parts._current = parts._current, None
+            if step is not None and self.server_times is not None and len(self.server_times) > before:
+                step["total"] = self.server_times[-1]
+                parts.steps.append(step)
+            return futures
+
+        Runner._answers, Runner._ask, Runner._show = answers, ask, show
+        orig_write_rows = eventlog.write_rows
+
+        def write_rows(rows):
+            t = perf()
+            try:
+                return orig_write_rows(rows)
+            finally:
+                parts.batches.append((t, perf()))
+        eventlog.write_rows = write_rows
+
+        def on_gc(phase, info):
+            if phase == "start":
+                parts._gc_started = perf()
+            else:
+                parts.collections.append((parts._gc_started, perf()))
+        gc.callbacks.append(on_gc)
+
+    def report(self) -> None:
+        """Print the parts (class docstring)."""
+        steps = [s for s in self.steps if "show" in s]
+        for s in steps:
+            # _show's time not spent in the views or the asks: the loop's turns before the
+            # request after a round over, and the runner's own lines there.
+            s["wait in _show (loop turns)"] = max(0.0, s["show"] - s["views"] - s["ask"])
+        steps.sort(key=lambda s: s["total"])
+        n = len(steps)
+        tail = steps[int(n * 0.99):]
+        middle = steps[int(n * 0.45):int(n * 0.55)]
+
+        def overlaps(step, intervals) -> bool:
+            start, end = step["at"], step["at"] + step["total"]
+            return any(a < end and b > start for a, b in intervals)
+
+        print(f"  the runner's step in parts (one more match, wrapped: not in the figures above; {n} steps, "
+              f"load {os.getloadavg()[0]:.2f}); mean us per step over the middle 10 % (p45-p55), all steps, "
+              f"and the slowest 1 % (from p99, {len(tail)} steps):")
+        rows = [("step (Arena.server_times)", "total")] + [(p, p) for p in self.PARTS]
+        for label, key in rows:
+            values = [statistics.fmean(s[key] for s in group) * 1e6 for group in (middle, steps, tail)]
+            print(f"    {label:32s} {values[0]:8.1f} {values[1]:8.1f} {values[2]:8.1f}")
+        rest = [statistics.fmean(s["total"] - sum(s[p] for p in self.PARTS) for s in group) * 1e6
+                for group in (middle, steps, tail)]
+        print(f"    {'the rest (runner, loop, GIL)':32s} {rest[0]:8.1f} {rest[1]:8.1f} {rest[2]:8.1f}")
+        for label, test in (("ending a round (round_over sent)", lambda s: s["round_over"]),
+                            ("overlapping an event-log batch's write", lambda s: overlaps(s, self.batches)),
+                            ("overlapping a garbage collection", lambda s: overlaps(s, self.collections))):
+            shares = [sum(map(test, group)) / max(1, len(group)) for group in (middle, steps, tail)]
+            print(f"    steps {label:40s} {shares[0]:7.0%} {shares[1]:8.0%} {shares[2]:8.0%}")
+        if self.batches:
+            spans = [b - a for a, b in self.batches]
+            print(f"    event-log batches: {len(spans)}, write_rows {statistics.fmean(spans) * 1e6:.0f} us mean, "
+                  f"p99 {pct(spans, 99) * 1e6:.0f} us (the writer thread, wall time)")
+
+
+async def server_main(args, results: dict, parts: StepParts | None = None) -> None:
     from games.arena.service import Arena
 
     from games.arena.management.commands.serve import freeze_startup_heap
 
     arena = Arena()
     arena.server_times = []
+    if parts is not None:
+        parts.install()
     await arena.start()
     freeze_startup_heap()  # as manage.py serve does once it is up
     port = arena.listeners[0].port
@@ -413,6 +568,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3,
                         help="in-process: rounds of (the echo floor, our matches), then the floor once more "
                         "(default 3)")
+    parser.add_argument("--parts", action=argparse.BooleanOptionalAction, default=True,
+                        help="in-process: after the rounds, one more match with the runner's step timed in parts "
+                        "(issue 25; not in the figures; default: on)")
     parser.add_argument("--echo-moves", type=int, default=10_000, help="round trips of each echo floor run")
     parser.add_argument("--bots", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, default=-1, help=argparse.SUPPRESS)
@@ -509,6 +667,10 @@ def main() -> None:
         print(f"  server time per move p99 / asyncio echo's in-server p99: median {statistics.median(ratios):.2f} "
               f"(rounds {min(ratios):.2f}-{max(ratios):.2f}); echo p99 {min(echo_p99):.1f}-{max(echo_p99):.1f} us; "
               f"runner p99 {min(ours_p99):.1f}-{max(ours_p99):.1f} us  (target <= 3)")
+        if args.parts:  # after the log's check: its match is not in the figures
+            parts = StepParts()
+            asyncio.run(server_main(args, {}, parts))
+            parts.report()
         figure("LD server time per move p99 / asyncio echo p99", round(statistics.median(ratios), 2), "x", target=3)
         figure("LD games per second, two bots", round(games / bots["seconds"], 1), "games/s", target=100,
                better="higher")
