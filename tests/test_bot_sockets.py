@@ -11,8 +11,9 @@ from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
-from games.arena import bot_sockets
+from games.arena import bot_sockets, registry
 from games.arena.service import Arena
+from tests.serverproc import free_port
 from webapp.asgi import application
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -24,6 +25,9 @@ def fresh_layer():
     channel_layers.backends = {}
     bot_sockets._admissions.clear()
     old = dict(settings.ARENA)
+    # Every door on a free port: two of these tests may run at once in two workers.
+    settings.ARENA.update({door.port_setting: free_port() for spec in registry.all_games()
+                           for door in spec.doors if door.listens})
     yield
     settings.ARENA.clear()
     settings.ARENA.update(old)
