@@ -14,6 +14,7 @@ import json
 import logging
 import secrets
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -74,6 +75,20 @@ def reservation_hash(code: str) -> str:
     """What ``Seat.reservation`` keeps of a reservation code: its SHA-256, hex (64
     characters); the code itself is never stored."""
     return hashlib.sha256(code.encode()).hexdigest()
+
+
+@contextmanager
+def _claiming():
+    """A transaction for a claim that reads rows (``SELECT ... FOR UPDATE SKIP LOCKED``),
+    then writes them.  On SQLite, which has no row locks, it takes the database's write lock
+    first (a write that matches no row): a transaction that read first and wrote second would
+    fail at once ("database is locked") whenever another connection (the event writer) wrote
+    in between, where one that writes first waits its turn."""
+    with transaction.atomic():
+        if connection.vendor == "sqlite":
+            with connection.cursor() as cursor:
+                cursor.execute(f"UPDATE {Match._meta.db_table} SET id = id WHERE 0")
+        yield
 
 
 def _connected_games() -> list[str]:
@@ -713,7 +728,7 @@ def free_own_bot_seats(owner: str) -> int:
 def _free_tables(tables_) -> int:
     freed = 0
     while True:
-        with transaction.atomic():
+        with _claiming():
             ids = list(tables_.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:BATCH])
             if not ids:
                 break
@@ -882,7 +897,7 @@ def abort_stale(owner: str) -> list[int]:
              .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now)))
     aborted = []
     while True:
-        with transaction.atomic():
+        with _claiming():
             ids = list(stale.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:BATCH])
             Match.objects.filter(pk__in=ids).update(status=Match.Status.ABORTED, result={"aborted": STALE},
                                                     finished_at=now)
@@ -904,7 +919,7 @@ def claim_tables_to_start(owner: str, lease_s: float, limit: int = 50) -> list[i
     connected = Q(game__in=_connected_games()) & Exists(Seat.objects.filter(match=OuterRef("pk"),
                                                                           kind=Seat.Kind.PROTOCOL))
     full = ~Exists(Seat.objects.filter(match=OuterRef("pk"), occupied=False))
-    with transaction.atomic():
+    with _claiming():
         ids = list(Match.objects.filter(status=Match.Status.OPEN).filter(full)
                    .filter(Q(owner=owner) | (Q(owner="") & ~connected))
                    .select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:limit])
