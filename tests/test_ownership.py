@@ -173,6 +173,9 @@ out["after abort_stale"] = {name: row(pk) for name, pk in
                             [("dead", dead_run), ("legacy", legacy), ("live", live_run), ("own", own)]}
 out["lost runs after"] = tables.lost_runs("B", {dead_run: 1})
 out["again"] = tables.abort_stale("D")
+# D restarts under the same name (ARENA_NAME): its previous process's run goes, lease or not.
+tables.renew_leases("D", 15)
+out["own at start"] = [tables.abort_stale("D", starting=True) == [own], row(own)["status"]]
 # Open tables: A's (its bot's seat, and a prepared table whose reservation its bot took) with
 # A dead; E's full table alive; B's table of part 1 alive.
 a_table = tables.create_table("blokus", BLOKUS, OPEN, None).pk
@@ -251,6 +254,7 @@ def test_arenas_hold_tables_and_runs_and_recover_only_the_dead(database_env):
     assert after["own"]["status"] == "running"
     assert out["lost runs after"] == [ids["dead"]]
     assert out["again"] == []
+    assert out["own at start"] == [True, "aborted"]
     assert out["A holds the prepared table"] is True and out["B cannot"] is False
     assert out["A's seat lost?"] == []
     freed = out["after free"]

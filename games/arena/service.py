@@ -151,7 +151,7 @@ class Arena:
         (if ``listen``) every listening door of every game (``GameSpec.doors``).  Raises
         :class:`ListenerError` naming the door's port setting when one cannot start (e.g. its
         port is taken)."""
-        await self._recover()
+        await self._recover(starting=True)
         self.writer.start()
         http_bots.client()  # build it now (its TLS context takes ~30 ms), not on a bot's first move
         loop = asyncio.get_running_loop()
@@ -229,12 +229,15 @@ class Arena:
                         match_id, seat_id)
             self.waiting.pop(seat_id).close(None)
 
-    async def _recover(self) -> None:
+    async def _recover(self, starting: bool = False) -> None:
         """What dead arenas left (their lease expired; never a live arena's), at start and
         at every sweep: their running matches aborted (tables.abort_stale; their pages told),
         their open tables freed for any arena (tables.free_connected_bot_seats), their
-        :class:`ArenaProcess` rows removed."""
-        stale = await sync_to_async(tables.abort_stale)(self.name)
+        :class:`ArenaProcess` rows removed.  ``starting``: also what a previous process of
+        this arena's name left (``ARENA_NAME`` set), whatever its lease."""
+        if starting:
+            await sync_to_async(tables.free_own_bot_seats)(self.name)
+        stale = await sync_to_async(tables.abort_stale)(self.name, starting)
         if stale:
             log.warning("marked %d match(es) of stopped arenas as aborted (their lease expired)", len(stale))
         for match_id in stale:

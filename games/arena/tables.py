@@ -727,6 +727,8 @@ def free_own_bot_seats(owner: str) -> int:
 
 def _free_tables(tables_) -> int:
     freed = 0
+    if not tables_.exists():  # the sweep's usual answer, without taking a lock
+        return freed
     while True:
         with _claiming():
             ids = list(tables_.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:BATCH])
@@ -885,17 +887,22 @@ def lost_seats(owner: str, seat_ids_: list[int]) -> list[tuple[int, int]]:
     return lost
 
 
-def abort_stale(owner: str) -> list[int]:
+def abort_stale(owner: str, starting: bool = False) -> list[int]:
     """Running matches whose arena's lease on them expired (a ``NULL`` lease counts as
     expired: rows from before leases, or from :func:`try_start` without an arena) can never
     resume: abort them, with the reason :data:`STALE`.  The live arena ``owner`` (the
-    caller) never aborts its own.  Taken with ``SELECT ... FOR UPDATE SKIP LOCKED`` in
-    batches of :data:`BATCH`, each its own transaction: two arenas noticing at once split
-    the work.  Returns the ids aborted."""
+    caller) never aborts its own, but ``starting`` it runs none yet: those of its name are
+    a previous process's (``ARENA_NAME`` set, the same after a restart), aborted whatever
+    their lease.  Taken with ``SELECT ... FOR UPDATE SKIP LOCKED`` in batches of
+    :data:`BATCH`, each its own transaction: two arenas noticing at once split the work.
+    Returns the ids aborted."""
     now = timezone.now()
-    stale = (Match.objects.filter(status=Match.Status.RUNNING).exclude(owner=owner)
-             .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now)))
+    expired = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+    stale = Match.objects.filter(status=Match.Status.RUNNING).filter(
+        (expired & ~Q(owner=owner)) | Q(owner=owner) if starting else expired & ~Q(owner=owner))
     aborted = []
+    if not stale.exists():  # the sweep's usual answer, without taking a lock
+        return aborted
     while True:
         with _claiming():
             ids = list(stale.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:BATCH])
@@ -919,10 +926,12 @@ def claim_tables_to_start(owner: str, lease_s: float, limit: int = 50) -> list[i
     connected = Q(game__in=_connected_games()) & Exists(Seat.objects.filter(match=OuterRef("pk"),
                                                                           kind=Seat.Kind.PROTOCOL))
     full = ~Exists(Seat.objects.filter(match=OuterRef("pk"), occupied=False))
+    startable = Match.objects.filter(status=Match.Status.OPEN).filter(full).filter(
+        Q(owner=owner) | (Q(owner="") & ~connected))
+    if not startable.exists():  # the sweep's usual answer, without taking a lock
+        return []
     with _claiming():
-        ids = list(Match.objects.filter(status=Match.Status.OPEN).filter(full)
-                   .filter(Q(owner=owner) | (Q(owner="") & ~connected))
-                   .select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:limit])
+        ids = list(startable.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:limit])
         Match.objects.filter(pk__in=ids, owner="").update(owner=owner, lease_until=lease_end(lease_s))
     return ids
 
