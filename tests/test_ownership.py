@@ -12,6 +12,16 @@ arena processes' side (renewal, cancelled runs, seating through the Arena) is in
 tests/test_ownership_arena.py."""
 from __future__ import annotations
 
+import re
+import signal
+import threading
+
+import psycopg
+import pytest
+
+from tests.ld_bot import LDBot
+from tests.serverproc import wait_until
+from tests.test_scaled import scaled_env  # noqa: F401  (the fixture: PostgreSQL and Redis)
 from tests.test_seating_sql import database_env, run_script  # noqa: F401  (the fixture, both vendors)
 
 SCRIPT = r'''
@@ -274,3 +284,53 @@ def test_arenas_hold_tables_and_runs_and_recover_only_the_dead(database_env):
     # 5. Only the code's hash is kept, and any arena finds the seat by it while the table is open.
     assert out["reservation"] == [True, False, True, None, True]
     assert out["reservation of a started table"] == [None, []]
+
+
+@pytest.mark.services
+def test_two_arena_processes_share_a_database_and_one_aborts_only_the_matches_of_the_one_that_died(
+        arena_factory, scaled_env):
+    """Two ``--role arena`` processes on one PostgreSQL database (5 s leases): the second
+    starting leaves the first's running match alone; the first killed, the second aborts that
+    match once the lease ran out, while its own match plays to its end."""
+    env = {**scaled_env, "ARENA_LEASE": "5", "LIARS_DICE_BOT_DEADLINE": "120"}
+    first = arena_factory(role="arena", env=env)
+    held = threading.Event()  # the first arena's bots wait for it: their match stays running
+
+    def waiting(msg):
+        held.wait(120)
+        return None
+
+    stuck = [LDBot(first.liars_dice_port, f"stuck-{i}", waiting) for i in range(2)]
+    started = wait_until(lambda: re.search(r"match (\d+) \(liars_dice\) started", first.log()), 20,
+                         "the first arena's match running")
+    stuck_match = int(started.group(1))
+    second = arena_factory(role="arena", env=env)  # its start recovered what was dead: nothing
+    url = scaled_env["DATABASE_URL"].replace("postgres://", "postgresql://")
+
+    def row(match_id):
+        with psycopg.connect(url) as conn:
+            return conn.execute("SELECT status, owner, attempt, result FROM arena_match WHERE id = %s",
+                                [match_id]).fetchone()
+
+    def arenas():
+        with psycopg.connect(url) as conn:
+            return sorted(name for (name,) in conn.execute("SELECT name FROM arena_arenaprocess"))
+
+    status, owner, attempt, _ = row(stuck_match)
+    assert (status, attempt) == ("running", 1) and owner and owner in arenas() and len(arenas()) == 2
+    try:
+        players = [LDBot(second.liars_dice_port, f"live-{i}") for i in range(2)]
+        first.proc.send_signal(signal.SIGKILL)
+        first.proc.wait()
+        wait_until(lambda: row(stuck_match)[0] == "aborted", 30, "the dead arena's match aborted")
+        assert row(stuck_match)[3] == {"aborted": "the arena running it stopped (its lease expired)"}
+        for bot in players:
+            assert bot.closed.wait(60), "the live arena's match played to its end"
+        live = int(re.search(r"match (\d+) \(liars_dice\) started", second.log()).group(1))
+        status, owner, attempt, _ = row(live)
+        assert status == "finished" and attempt == 1 and owner != row(stuck_match)[1]
+        wait_until(lambda: arenas() == [owner], 30, "the dead arena's row removed")
+    finally:
+        held.set()
+        for bot in stuck:
+            bot.close()
