@@ -356,10 +356,12 @@ def test_the_protocol_page_is_served_in_the_sites_layout(arena):
 
 
 def test_kill_9_mid_board_then_the_match_is_aborted_and_a_new_connection_plays(arena_factory):
+    """The killed arena's lease on the match (ARENA_LEASE, 1 s here) runs out, then the next
+    arena's sweep aborts it (docs/architecture.md, *Several arenas*)."""
     from tests.test_crash import restart
 
     with sigint_not_ignored():
-        arena = arena_factory(env=ENV)
+        arena = arena_factory(env={**ENV, "ARENA_LEASE": "1"})
     clients = play_four(arena, ["JOIN-M ANY"] * 4, seed=40)
     clients[0].wait_for(lambda line: line.startswith("BID") or line.startswith("PLAY"))
     game = clients[0].game
@@ -369,7 +371,7 @@ def test_kill_9_mid_board_then_the_match_is_aborted_and_a_new_connection_plays(a
         c.wait_closed(timeout=10)
     again = restart(arena)
     try:
-        assert match_of(again, game)["status"] == "aborted"
+        wait_until(lambda: match_of(again, game)["status"] == "aborted", 20, "the killed arena's match aborted")
         newcomer = TextClient(again.bridge_port, "Ann")
         assert newcomer.wait_for(lambda line: line.startswith("GAMES")) == "GAMES"
         newcomer.send("JOIN-M NEW")

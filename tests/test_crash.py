@@ -138,7 +138,7 @@ def server_cpu(pid: int):
 @pytest.mark.parametrize("how", ["kill -9", "Ctrl-C"])
 def test_a_bot_waiting_when_the_server_stops_leaves_no_ghost_seat(arena_factory, how):
     with sigint_not_ignored():
-        arena = arena_factory(env={"LIARS_DICE_BOT_DEADLINE": "1"})
+        arena = arena_factory(env={"LIARS_DICE_BOT_DEADLINE": "1", "ARENA_LEASE": "1"})
     shell(arena, "from games.arena import tables\n"
                  "tables.create_table('liars_dice', {'players': 2, 'dice': 2, 'games': 1},"
                  " ['open_bot', 'open_bot'], None)\n")
@@ -154,6 +154,9 @@ def test_a_bot_waiting_when_the_server_stops_leaves_no_ghost_seat(arena_factory,
     ghost.close()
     again = restart(arena)
     try:
+        # Killed, its arena freed nothing: the next arena frees the seat once its lease on the
+        # table (ARENA_LEASE, 1 s here) ran out; stopped, it freed the seat itself.
+        wait_until(lambda: ghost_seat_free(again, match_id), 20, "the ghost's seat freed")
         first, second = LDBot(again.liars_dice_port, "next-1", fast()), LDBot(again.liars_dice_port, "next-2", fast())
         for bot in (first, second):
             assert bot.closed.wait(20), "the next bots were seated together and played their match"
@@ -169,6 +172,15 @@ def test_a_bot_waiting_when_the_server_stops_leaves_no_ghost_seat(arena_factory,
         assert open_auto == 0, "no automatic table left waiting for a ghost"
     finally:
         again.stop()
+
+
+def ghost_seat_free(arena, match_id: int) -> bool:
+    db = sqlite3.connect(arena.data_dir / "arena.sqlite3")
+    try:
+        return not db.execute("SELECT count(*) FROM arena_seat WHERE match_id = ? AND occupied",
+                              (match_id,)).fetchone()[0]
+    finally:
+        db.close()
 
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"

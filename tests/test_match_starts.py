@@ -72,7 +72,7 @@ async def test_a_bot_whose_seat_is_freed_while_its_table_starts_plays_as_a_seat_
     leaver, stayer = Bot("leaver"), Bot("stayer")
     try_start = tables.try_start
 
-    def hang_up_meanwhile(match_id):
+    def hang_up_meanwhile(match_id, *run):
         done = threading.Event()
 
         def leave():  # what a disconnect does first (Arena.bot_left), on the loop
@@ -84,7 +84,7 @@ async def test_a_bot_whose_seat_is_freed_while_its_table_starts_plays_as_a_seat_
 
         loop.call_soon_threadsafe(leave)
         assert done.wait(10)
-        return try_start(match_id)
+        return try_start(match_id, *run)
 
     monkeypatch.setattr(tables, "try_start", hang_up_meanwhile)
     try:
@@ -126,14 +126,14 @@ async def test_a_runner_that_fails_at_its_end_leaves_the_match_aborted_even_if_t
     refusals = []
     abort = tables.abort
 
-    def finish_fails(match_id, result, analysis_subjects=()):
+    def finish_fails(match_id, result, analysis_subjects=(), run=None):
         raise RuntimeError("database gone")
 
-    def abort_fails_once(match_id, reason):
+    def abort_fails_once(match_id, reason, run=None):
         if not refusals:
             refusals.append(match_id)
             raise RuntimeError("database gone")
-        abort(match_id, reason)
+        return abort(match_id, reason, run)
 
     monkeypatch.setattr(tables, "finish", finish_fails)
     monkeypatch.setattr(tables, "abort", abort_fails_once)
@@ -156,6 +156,6 @@ async def test_a_match_left_running_by_a_previous_server_is_aborted_when_the_are
     arena = Arena(listen=False)
     await arena.start()
     try:
-        assert await status_of(match.pk) == (Match.Status.ABORTED, {"aborted": "the server stopped during the match"})
+        assert await status_of(match.pk) == (Match.Status.ABORTED, {"aborted": tables.STALE})
     finally:
         await arena.stop()

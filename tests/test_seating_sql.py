@@ -77,9 +77,11 @@ print("RESULT " + json.dumps(out))
 '''
 
 
-def run_script(env: dict) -> dict:
+def run_script(env: dict, script: str = SCRIPT) -> dict:
+    """Run ``script`` through ``manage.py shell`` in a freshly migrated database (``env``:
+    ``database_env``); the JSON it printed on its ``RESULT`` line."""
     full_env = {**{k: v for k, v in os.environ.items() if k != "DATABASE_URL"}, **env, "LOG_LEVEL": "WARNING"}
-    for command in (["migrate", "--no-input", "-v", "0"], ["shell", "-c", SCRIPT]):
+    for command in (["migrate", "--no-input", "-v", "0"], ["shell", "-c", script]):
         done = subprocess.run([sys.executable, str(ROOT / "manage.py"), *command], cwd=ROOT, env=full_env,
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr[-3000:]

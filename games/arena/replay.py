@@ -41,13 +41,16 @@ def snapshot_rows(match_id: int, snapshots) -> list[Snapshot]:
             for step, seq, blob in snapshots]
 
 
-def store_end(match_id: int, snapshots, state) -> None:
+def store_end(match_id: int, snapshots, state, run: "tables.Run | None" = None) -> None:
     """Keep what a finished or aborted match needs to be read cheaply: its ``snapshots``
     (``[(step, seq, packed bytes), ...]``, as :class:`~games.arena.runner.MatchRunner` keeps
-    them) and ``Match.final_view`` from its last ``state``."""
+    them) and ``Match.final_view`` from its last ``state``.  With ``run`` (the runner's own
+    match, before its end is recorded), nothing is kept unless the match still runs under
+    that run (:func:`games.arena.tables.set_final_view`, written first)."""
+    if not tables.set_final_view(match_id, state.full_observation(), run) and run is not None:
+        return  # another arena aborted it: this run keeps nothing
     if snapshots:
         Snapshot.objects.bulk_create(snapshot_rows(match_id, snapshots), ignore_conflicts=True)
-    tables.set_final_view(match_id, state.full_observation())
 
 
 def _events(match_id: int, after_seq: int = 0):

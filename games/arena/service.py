@@ -4,6 +4,9 @@ In the default one-process server it shares Daphne's asyncio loop; scaled, it ru
 (``manage.py serve --role arena``) and talks to the web processes and the other arenas only
 through the channel layer (its own control channel, registered in its
 :class:`~games.arena.models.ArenaProcess` row, and the presence group) and the database.
+Several arena processes may share one database: each holds the matches it runs and the open
+tables its connected bots sit at (``Match.owner``, a lease it renews), records only its own
+runs' ends, and recovers only what a dead arena left (docs/architecture.md, *Several arenas*).
 """
 from __future__ import annotations
 
@@ -45,6 +48,13 @@ ADMIN_REQUESTS = ("arena.pause", "arena.step", "arena.cancel")
 #: The result of a match that every seat but the built-in bots left: it ends rather than
 #: having bots play on for nobody.
 ABANDONED = "abandoned: every player left"
+#: What the pages of a match this arena ran are told when it lost its lease on the match
+#: (another arena judged it dead after a stall, and aborted the match): nothing of the run
+#: is recorded.
+LEASE_LOST = "its arena stalled and lost the match to another (nothing of this run was kept)"
+#: Seconds between two sweeps (:meth:`Arena.sweep`): a dead arena's matches are aborted at
+#: most ``ARENA_LEASE`` plus this after its last renewal.
+SWEEP_S = 2.0
 
 
 def end_notice(status: str, reason: str | None) -> str:
@@ -114,8 +124,13 @@ class Arena:
         self._background: list[asyncio.Task] = []
         self.server_times: list[float] | None = None  # benchmarks switch this on
         self.started = asyncio.Event()
-        #: Reservation code -> (match id, seat id, seat index) of prepared tables (see prepare).
-        self.reservations: dict[str, tuple[int, int, int]] = {}
+        #: Runs this arena plays (their runner is in its match): match id -> the attempt
+        #: number it started under (tables.Run); the lease loop checks they are still its.
+        self.playing: dict[int, int] = {}
+        #: Taken while a table is made this arena's for its bots or given back (a claim's
+        #: database work and its entry in ``waiting``, or a release), so a bot leaving never
+        #: gives away a table another of this arena's bots is being seated at.
+        self._holding = asyncio.Lock()
         #: Watchers of tables that have not started yet, and tables to start paused.
         self.pending_watchers: dict[int, list] = {}
         self.start_paused: set[int] = set()
@@ -127,6 +142,8 @@ class Arena:
         #: failed at that moment): match id -> abort reason; the sweep tries again, so no
         #: match stays 'running' without a runner while this process lives.
         self.unrecorded_aborts: dict[int, str] = {}
+        #: The run of each of those, when one was started (the retry records only for it).
+        self._unrecorded_runs: dict[int, tables.Run] = {}
         #: ``await hook(match_id)`` for each, when a table's seats changed and before it may
         #: start: a transport that tells its bots who joined (Hanabi's CONNECTION_RESPONSE)
         #: hears of people who took a seat through the web.
@@ -138,16 +155,12 @@ class Arena:
 
     # --- life cycle -------------------------------------------------------------------------
     async def start(self) -> None:
-        """Abort matches a previous process left running, start the writer, the control loop,
-        the periodic sweep and (if ``listen``) every listening door of every game
-        (``GameSpec.doors``).  Raises :class:`ListenerError` naming the door's port setting
-        when one cannot start (e.g. its port is taken)."""
-        stale = await sync_to_async(tables.abort_stale)()
-        if stale:
-            log.warning("marked %d match(es) left running by a previous server as aborted", stale)
-        ghosts = await sync_to_async(tables.free_connected_bot_seats)()
-        if ghosts:
-            log.warning("freed %d bot seat(s) held by connections of a previous server", ghosts)
+        """Recover what dead arenas left (:meth:`_recover`: only matches whose lease
+        expired), start the writer, the control loop, the lease loop, the periodic sweep and
+        (if ``listen``) every listening door of every game (``GameSpec.doors``).  Raises
+        :class:`ListenerError` naming the door's port setting when one cannot start (e.g. its
+        port is taken)."""
+        await self._recover(starting=True)
         self.writer.start()
         http_bots.client()  # build it now (its TLS context takes ~30 ms), not on a bot's first move
         loop = asyncio.get_running_loop()
@@ -179,22 +192,79 @@ class Arena:
             "channel": self.channel, "host": socket.gethostname(), "pid": os.getpid(),
             "alive_until": timezone.now() + timedelta(seconds=self.lease_s)})
 
-    def _renew(self) -> None:
-        """Renew this arena's lease on itself (one UPDATE)."""
-        ArenaProcess.objects.filter(name=self.name).update(
-            alive_until=timezone.now() + timedelta(seconds=self.lease_s))
+    def _renew(self, playing: dict[int, int], seats: list[int]) -> tuple[list[int], list[tuple[int, int]]]:
+        """Renew this arena's lease on itself and on every match it holds (one UPDATE each;
+        its row again if another arena removed it as dead after a stall), then find what it
+        lost meanwhile: ``(runs, seats)``, the matches of ``playing`` (match id -> attempt)
+        no longer running under this arena's run, and ``(seat id, match id)`` of the
+        ``seats`` of its waiting bots at tables no longer its (tables.lost_runs,
+        tables.lost_seats)."""
+        if not ArenaProcess.objects.filter(name=self.name).update(alive_until=tables.lease_end(self.lease_s)):
+            self._register()
+        tables.renew_leases(self.name, self.lease_s)
+        return tables.lost_runs(self.name, playing), tables.lost_seats(self.name, seats)
 
     async def _lease_loop(self) -> None:
-        """Every third of ``ARENA_LEASE``, :meth:`_renew`; a failure is logged and retried at
-        the next turn (two missed turns still leave a third of the lease)."""
+        """Every third of ``ARENA_LEASE``, :meth:`_renew`, then let go of what this arena
+        lost (:meth:`_let_go`); a failure is logged and retried at the next turn (two missed
+        turns still leave a third of the lease)."""
         while True:
             await asyncio.sleep(self.lease_s / 3)
             try:
-                await sync_to_async(self._renew)()
+                await self.renew()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("could not renew the arena's lease")
+
+    async def renew(self) -> None:
+        """One turn of the lease loop: renew every lease this arena holds; a run it lost
+        (another arena aborted the match after this one stalled past its lease) is cancelled,
+        its pages told :data:`LEASE_LOST` and nothing of it recorded; a waiting bot whose
+        table it lost (freed by another arena, or cancelled) is let go (closed, no result)."""
+        playing, waiting = dict(self.playing), dict(self.waiting)
+        runs, seats = await sync_to_async(self._renew)(playing, list(waiting))
+        for match_id in runs:
+            task = self.tasks.get(match_id)
+            if task is None or self.playing.get(match_id) != playing[match_id]:
+                continue  # it ended meanwhile (its end recorded or refused on its own)
+            log.warning("match %d: this arena lost its lease on it; its run is cancelled", match_id)
+            self.runners[match_id].stop_reason = LEASE_LOST
+            task.cancel()
+        for seat_id, match_id in seats:
+            if match_id in self.starting or match_id in self.tasks or self.waiting.get(seat_id) is not waiting[seat_id]:
+                continue
+            log.warning("match %d: this arena no longer holds the table; its bot at seat %d is let go",
+                        match_id, seat_id)
+            self.waiting.pop(seat_id).close(None)
+
+    async def _recover(self, starting: bool = False) -> None:
+        """What dead arenas left (their lease expired; never a live arena's), at start and
+        at every sweep: their running matches aborted (tables.abort_stale; their pages told),
+        their open tables freed for any arena (tables.free_connected_bot_seats), their
+        :class:`ArenaProcess` rows removed.  ``starting``: also what a previous process of
+        this arena's name left (``ARENA_NAME`` set), whatever its lease."""
+        if starting:
+            await sync_to_async(tables.free_own_bot_seats)(self.name)
+        stale = await sync_to_async(tables.abort_stale)(self.name, starting)
+        if stale:
+            log.warning("marked %d match(es) of stopped arenas as aborted (their lease expired)", len(stale))
+        for match_id in stale:
+            await self._tell_ended(match_id, over_message(Match.Status.ABORTED, tables.STALE))
+        ghosts = await sync_to_async(tables.free_connected_bot_seats)(self.name)
+        if ghosts:
+            log.warning("freed %d bot seat(s) held by connections of stopped arenas", ghosts)
+        await sync_to_async(lambda: ArenaProcess.objects.filter(alive_until__lt=timezone.now())
+                            .exclude(name=self.name).delete())()
+
+    async def _tell_ended(self, match_id: int, ending: dict) -> None:
+        """Every page on ``match_id`` shows how it ended (``ending``, :func:`over_message`)
+        and reloads the table; a failure is logged."""
+        try:
+            await self.layer.group_send(table_group(match_id), ending)
+            await self.layer.group_send(table_group(match_id), {"type": "table.update"})
+        except Exception:
+            log.exception("match %d: could not tell its pages how it ended", match_id)
 
     async def stop(self) -> None:
         """Stop listening, abort running matches (their events are kept), flush the log."""
@@ -213,8 +283,8 @@ class Arena:
         # after the loop is gone: free their seats now, so no table waits on a bot that is gone.
         self.waiting.clear()
         try:
-            await sync_to_async(tables.free_connected_bot_seats)()
-        except Exception:  # the next start frees them too
+            await sync_to_async(tables.free_own_bot_seats)(self.name)
+        except Exception:  # its lease on the tables runs out instead: another arena frees them
             log.exception("could not free the waiting bots' seats")
         for task in self._background:
             task.cancel()
@@ -309,33 +379,50 @@ class Arena:
 
     async def _claim(self, game: str, spec, endpoint: SeatEndpoint, config: dict | None, auto: bool = True,
                      unique_name: bool = False, index: int | None = None, new_table: bool = False):
-        """Claim the seat (see :meth:`seat_bot`); the seat, in :attr:`waiting` unless the bot
+        """Claim the seat (see :meth:`seat_bot`) at a table no other arena holds, which this
+        one then holds (tables.claim_bot_seat); the seat, in :attr:`waiting` unless the bot
         hung up meanwhile (then freed again).  In the seating worker, so two bots of one name
         cannot both pass the ``unique_name`` test."""
-        seat = None
-        if not new_table:
-            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config,
-                                                              bot_id=endpoint.bot_id, index=index)
-        if seat is None and not auto:
-            raise LookupError(f"no {spec.title} table has an open bot seat")
-        if seat is not None and unique_name and await sync_to_async(tables.name_taken)(
-                seat.match_id, endpoint.display_name, but=seat.pk):
-            await sync_to_async(tables.free_bot_seat)(seat.pk)
-            raise NameTaken(f"a player named {endpoint.display_name!r} is already at table {seat.match_id}")
-        if seat is None:
-            auto = {**spec.auto_config(), **(config or {})}
-            choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto))
-            # Never the "every hand" view: nobody asked for it, and the bots seated here
-            # could watch their own match.
-            match = await sync_to_async(tables.create_table)(game, auto, choices, None, auto=not new_table,
-                                                             pace_s=auto_pace())
-            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, config, match.pk,
-                                                              bot_id=endpoint.bot_id, index=index)
-        if endpoint.gone:  # hung up while we looked for a seat
-            await sync_to_async(tables.free_bot_seat)(seat.pk)
-        else:
-            self.waiting[seat.pk] = endpoint
-        return seat
+        async with self._holding:
+            seat = None
+            if not new_table:
+                seat = await sync_to_async(tables.claim_bot_seat)(
+                    game, endpoint.display_name, config, bot_id=endpoint.bot_id, index=index, owner=self.name,
+                    lease_s=self.lease_s)
+            if seat is None and not auto:
+                raise LookupError(f"no {spec.title} table has an open bot seat")
+            if seat is not None and unique_name and await sync_to_async(tables.name_taken)(
+                    seat.match_id, endpoint.display_name, but=seat.pk):
+                await self._give_back(seat)
+                raise NameTaken(f"a player named {endpoint.display_name!r} is already at table {seat.match_id}")
+            if seat is None:
+                auto = {**spec.auto_config(), **(config or {})}
+                choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto))
+                # Never the "every hand" view: nobody asked for it, and the bots seated here
+                # could watch their own match.
+                match = await sync_to_async(tables.create_table)(game, auto, choices, None, auto=not new_table,
+                                                                 pace_s=auto_pace())
+                seat = await sync_to_async(tables.claim_bot_seat)(
+                    game, endpoint.display_name, config, match.pk, bot_id=endpoint.bot_id, index=index,
+                    owner=self.name, lease_s=self.lease_s)
+            if endpoint.gone:  # hung up while we looked for a seat
+                await self._give_back(seat)
+            else:
+                self.waiting[seat.pk] = endpoint
+            return seat
+
+    async def _give_back(self, seat: Seat) -> None:
+        """Free ``seat``, just claimed for a bot that will not sit there after all, and the
+        table too if no other bot of this arena's sits there.  With :attr:`_holding` held."""
+        await sync_to_async(tables.free_bot_seat)(seat.pk, self.name)
+        await self._release_if_unheld(seat.match_id)
+
+    async def _release_if_unheld(self, match_id: int) -> None:
+        """Give open table ``match_id`` back (no arena holds it: tables.release_table) if
+        none of this arena's waiting bots sits there.  With :attr:`_holding` held."""
+        seats = await sync_to_async(tables.seat_ids)(match_id)
+        if not any(seat_id in self.waiting for seat_id in seats):
+            await sync_to_async(tables.release_table)(match_id, self.name)
 
     async def seat_bot_in(self, game: str, match_id: int, endpoint: SeatEndpoint,
                           index: int | None = None) -> int | None:
@@ -344,16 +431,19 @@ class Arena:
         up before its turn came); raises ``LookupError`` with a message if there is none,
         :class:`SeatingBusy` when too many bots wait to be seated."""
         async def claim():
-            seat = await sync_to_async(tables.claim_bot_seat)(game, endpoint.display_name, None, match_id,
-                                                              bot_id=endpoint.bot_id, index=index)
-            if seat is None:
-                raise LookupError(f"room {match_id} has no open seat for a bot"
-                                  + ("" if index is None else " at that position"))
-            if endpoint.gone:
-                await sync_to_async(tables.free_bot_seat)(seat.pk)
-            else:
-                self.waiting[seat.pk] = endpoint
-            return seat
+            async with self._holding:
+                seat = await sync_to_async(tables.claim_bot_seat)(
+                    game, endpoint.display_name, None, match_id, bot_id=endpoint.bot_id, index=index,
+                    owner=self.name, lease_s=self.lease_s)
+                if seat is None:
+                    raise LookupError(f"room {match_id} has no open seat for a bot"
+                                      + ("" if index is None else " at that position")
+                                      + await self._held_elsewhere(match_id))
+                if endpoint.gone:
+                    await self._give_back(seat)
+                else:
+                    self.waiting[seat.pk] = endpoint
+                return seat
 
         seat = await self._queued(endpoint, claim)
         if seat is None:
@@ -366,40 +456,49 @@ class Arena:
     async def prepare(self, game: str, config: dict, names: list[str], paused: bool = False,
                       creator_key: str = "") -> tuple[int, list[str]]:
         """Create a table whose seats are reserved: one code per seat (``names[i]`` is the
-        name seat ``i`` plays under), which a bot presents to :meth:`seat_reserved`.  With
-        ``paused`` the match starts paused (:meth:`pause`).  Reservations live in this
-        process: a restart frees the seats for any bot.  Returns ``(match id, codes)``;
-        raises ``ValueError`` for a bad configuration or a wrong number of names."""
+        name seat ``i`` plays under), which a bot presents to :meth:`seat_reserved` of any
+        arena on the database (each seat keeps its code's SHA-256, ``Seat.reservation``;
+        the code is never stored).  With ``paused`` the match starts paused (:meth:`pause`)
+        if this arena starts it.  Returns ``(match id, codes)``; raises ``ValueError`` for a
+        bad configuration or a wrong number of names."""
         spec = registry.get(game)
         if len(names) != spec.num_seats(spec.normalize_config(config)):
             raise ValueError(f"{spec.title} needs {spec.num_seats(spec.normalize_config(config))} slots")
-        match = await sync_to_async(tables.create_table)(game, config, [tables.OPEN_BOT] * len(names), None,
-                                                         creator_key=creator_key, pace_s=auto_pace())
-        seat_ids = await sync_to_async(tables.reserve_seats)(match.pk, names)
-        codes = []
-        for index, seat_id in enumerate(seat_ids):
-            code = str(uuid.uuid4())
-            self.reservations[code] = (match.pk, seat_id, index)
-            codes.append(code)
+        codes = [str(uuid.uuid4()) for _ in names]
+        match = await sync_to_async(tables.create_prepared_table)(game, config, names, codes,
+                                                                  creator_key=creator_key, pace_s=auto_pace())
         if paused:
             self.start_paused.add(match.pk)
         await self.layer.group_send(table_group(match.pk), {"type": "table.update"})
         return match.pk, codes
 
     async def seat_reserved(self, code: str, endpoint: SeatEndpoint) -> tuple[int, int]:
-        """Seat a bot on the seat reserved under ``code``; returns ``(seat id, seat index)``.
-        Raises ``LookupError`` for an unknown code or a seat already taken by a connection."""
-        found = self.reservations.get(code)
-        if found is None:
-            raise LookupError("unknown reservation code")
-        match_id, seat_id, index = found
-        if seat_id in self.waiting:
-            raise LookupError("this reservation is already in use")
-        self.waiting[seat_id] = endpoint
+        """Seat a bot on the seat reserved under ``code`` (found in the database by the
+        code's hash: whichever arena prepared it); this arena then holds the table.  Returns
+        ``(seat id, seat index)``.  Raises ``LookupError`` for an unknown code (or one whose
+        table started or ended), a seat already taken by a connection, or a table whose
+        other players are connected to another arena process."""
+        async with self._holding:
+            found = await sync_to_async(tables.find_reservation)(tables.reservation_hash(str(code)))
+            if found is None:
+                raise LookupError("unknown reservation code")
+            match_id, seat_id, index = found
+            if seat_id in self.waiting:
+                raise LookupError("this reservation is already in use")
+            if not await sync_to_async(tables.hold_table)(match_id, self.name, self.lease_s):
+                raise LookupError("this reservation is already in use" + await self._held_elsewhere(match_id))
+            self.waiting[seat_id] = endpoint
         if endpoint.bot_id is not None:  # a registered bot (Hanabi's automatic table): verified
             await sync_to_async(tables.seat_registered_bot)(seat_id, endpoint.bot_id)
         await self._table_changed(match_id)
         return seat_id, index
+
+    async def _held_elsewhere(self, match_id: int) -> str:
+        """", its other players are connected to another arena process" when another arena
+        holds open table ``match_id`` (a bot must join where they are), else ""."""
+        owner = await sync_to_async(
+            lambda: Match.objects.filter(pk=match_id, status=Match.Status.OPEN).values_list("owner", flat=True).first())()
+        return ", its other players are connected to another arena process" if owner and owner != self.name else ""
 
     async def watch(self, match_id: int, watcher) -> None:
         """Pass every state of match ``match_id`` to ``watcher`` (see :class:`MatchRunner`),
@@ -510,22 +609,51 @@ class Arena:
         await self.layer.group_send(table_group(match_id), {"type": "table.update"})
 
     def _forget(self, match_id: int) -> None:
-        """Drop what this process kept for a table that is over: reservations, paused flag."""
+        """Drop what this process kept for a table that started or is over: its paused flag."""
         self.start_paused.discard(match_id)
-        for code in [c for c, (m, _, _) in self.reservations.items() if m == match_id]:
-            del self.reservations[code]
 
     async def bot_left(self, seat_id: int) -> None:
         """A waiting bot disconnected before its table started: open its seat again (a
-        reserved seat stays reserved: its code may be presented again)."""
-        if any(s == seat_id for _, s, _ in self.reservations.values()):
-            self.waiting.pop(seat_id, None)
+        reserved seat stays reserved: its code may be presented again); the table is no
+        arena's any more if no other bot of this arena's sits there."""
+        if self.waiting.pop(seat_id, None) is None:
             return
-        if self.waiting.pop(seat_id, None) is not None:
-            match_id = await sync_to_async(tables.match_of_seat)(seat_id)
-            await sync_to_async(tables.free_bot_seat)(seat_id)
+        async with self._holding:
+            match_id = await sync_to_async(tables.free_bot_seat)(seat_id, self.name)
             if match_id:
-                await self.layer.group_send(table_group(match_id), {"type": "table.update"})
+                await self._release_if_unheld(match_id)
+        if match_id:
+            await self.layer.group_send(table_group(match_id), {"type": "table.update"})
+
+    # --- what the bot transports ask about this arena's own bots and matches --------------------
+    def is_running(self, match_id: int) -> bool:
+        """Whether match ``match_id`` runs in this arena (its runner is here)."""
+        return match_id in self.runners
+
+    def player_names(self, match_id: int) -> list[str] | None:
+        """The players' names in seat order as match ``match_id``, running here, shows
+        them; None if it does not run here."""
+        runner = self.runners.get(match_id)
+        return None if runner is None else [ep.display_name for ep in runner.endpoints]
+
+    def match_played_by(self, endpoint: SeatEndpoint) -> int | None:
+        """The match running here in which ``endpoint`` (a connected bot) plays, if any (its
+        runner knows before the seat's join is answered when the match starts at once)."""
+        for match_id, runner in self.runners.items():
+            if endpoint in runner.endpoints:
+                return match_id
+        return None
+
+    def waiting_bot(self, seat_id: int) -> SeatEndpoint | None:
+        """The connected bot of this arena waiting at seat ``seat_id`` of a table that has
+        not started, if any."""
+        return self.waiting.get(seat_id)
+
+    async def reserved_open_tables(self, match_ids) -> set[int]:
+        """Those of ``match_ids`` that are open tables with seats held for reservations
+        (prepared games that have not started), whichever arena prepared them."""
+        ids = list(match_ids)
+        return await sync_to_async(tables.reserved_open_tables)(ids) if ids else set()
 
     async def identify_bot(self, game: str, key, host: str, endpoint: SeatEndpoint) -> None:
         """A connecting bot of ``game`` presented ``key`` from address ``host``: on success the
@@ -591,9 +719,11 @@ class Arena:
         # bot_left may take it out of `waiting` meanwhile) plays as a seat that left.
         bots = {pk: self.waiting[pk] for pk in bot_seats}
         self.starting.add(match_id)
+        run = None
         try:
-            match = await sync_to_async(tables.try_start)(match_id)
+            match = await sync_to_async(tables.try_start)(match_id, self.name, self.lease_s)
             if match is not None:
+                run = tables.Run(self.name, match.attempt)
                 for pk in bot_seats:
                     self.waiting.pop(pk, None)
                 self._start_runner(match, match.started_seats, bots)
@@ -601,7 +731,7 @@ class Arena:
             log.exception("match %d could not start", match_id)
             for pk in bot_seats:
                 self.waiting.pop(pk, None)
-            await self._start_failed(match_id, exc, list(bots.values()))
+            await self._start_failed(match_id, exc, list(bots.values()), run)
         finally:
             self.starting.discard(match_id)
 
@@ -616,15 +746,17 @@ class Arena:
         spec = registry.get(game)
         if len(bots) != spec.num_seats(spec.normalize_config(config)):
             raise ValueError(f"{spec.title} with {config} has {spec.num_seats(spec.normalize_config(config))} seats")
-        match_id = None
+        match_id = run = None
         try:
             match = await sync_to_async(tables.create_seated_table)(
-                game, config, [(b.display_name, b.bot_id) for b in bots], pace_s=auto_pace())
+                game, config, [(b.display_name, b.bot_id) for b in bots], pace_s=auto_pace(), owner=self.name,
+                lease_s=self.lease_s)
             match_id = match.pk
             self.starting.add(match_id)
-            started = await sync_to_async(tables.try_start)(match_id)
+            started = await sync_to_async(tables.try_start)(match_id, self.name, self.lease_s)
             if started is None:
                 raise RuntimeError(f"match {match_id} was not open with every seat taken")
+            run = tables.Run(self.name, started.attempt)
             by_seat = {s.pk: bot for s, bot in zip(started.started_seats, bots)}
             self._start_runner(started, started.started_seats, by_seat)
         except Exception as exc:
@@ -633,18 +765,20 @@ class Arena:
                 for bot in bots:
                     bot.close(None)
             else:
-                await self._start_failed(match_id, exc, bots)
+                await self._start_failed(match_id, exc, bots, run)
             raise
         finally:
             self.starting.discard(match_id)
         return match_id
 
-    async def _start_failed(self, match_id: int, exc: Exception, bots: list[SeatEndpoint]) -> None:
-        """A start failed with ``exc``: the match ends as aborted with the reason, nothing of
-        it is kept here, its bots are closed (their seats held nothing any more) and its
-        pages are told."""
+    async def _start_failed(self, match_id: int, exc: Exception, bots: list[SeatEndpoint],
+                            run: tables.Run | None = None) -> None:
+        """A start failed with ``exc``: the match ends as aborted with the reason (only for
+        ``run`` once this arena started it), nothing of it is kept here, its bots are closed
+        (their seats held nothing any more) and its pages are told."""
         reason = f"internal error while starting: {exc.__class__.__name__}"
         self._forget(match_id)
+        self.playing.pop(match_id, None)
         for watcher in self.pending_watchers.pop(match_id, []):
             try:
                 watcher.end(None)
@@ -655,22 +789,24 @@ class Arena:
                 bot.close(None)
             except Exception:
                 log.exception("closing a bot of match %d", match_id)
-        await self._record_abort(match_id, reason)
-        try:
-            await self.layer.group_send(table_group(match_id), over_message(Match.Status.ABORTED, reason))
-            await self.layer.group_send(table_group(match_id), {"type": "table.update"})
-        except Exception:
-            log.exception("match %d: could not tell its pages how it ended", match_id)
+        await self._record_abort(match_id, reason, run)
+        await self._tell_ended(match_id, over_message(Match.Status.ABORTED, reason))
 
-    async def _record_abort(self, match_id: int, reason: str) -> None:
-        """Mark ``match_id`` aborted with ``reason``; if the database refuses now, the sweep
-        tries again (:attr:`unrecorded_aborts`)."""
+    async def _record_abort(self, match_id: int, reason: str, run: tables.Run | None = None) -> bool:
+        """Mark ``match_id`` aborted with ``reason`` (with ``run``, only while it runs under
+        that run: tables.abort); if the database fails now, the sweep tries again
+        (:attr:`unrecorded_aborts`).  Whether it was recorded."""
         try:
-            await sync_to_async(tables.abort)(match_id, reason)
-            self.unrecorded_aborts.pop(match_id, None)
+            recorded = await sync_to_async(tables.abort)(match_id, reason, run)
         except Exception:
             log.exception("match %d: could not record its abort; the sweep tries again", match_id)
             self.unrecorded_aborts[match_id] = reason
+            if run is not None:
+                self._unrecorded_runs[match_id] = run
+            return False
+        self.unrecorded_aborts.pop(match_id, None)
+        self._unrecorded_runs.pop(match_id, None)
+        return recorded
 
     def _start_runner(self, match: Match, seats: list, bots: dict[int, SeatEndpoint]) -> None:
         """Build the seat endpoints and the runner of ``match`` (just marked running; ``bots``:
@@ -708,43 +844,58 @@ class Arena:
         runner.watchers = self.pending_watchers.pop(match.pk, [])
         self._forget(match.pk)
         self.runners[match.pk] = runner
-        self.tasks[match.pk] = asyncio.get_running_loop().create_task(self._run(runner), name=f"match-{match.pk}")
+        self.playing[match.pk] = match.attempt
+        run = tables.Run(self.name, match.attempt)
+        self.tasks[match.pk] = asyncio.get_running_loop().create_task(self._run(runner, run), name=f"match-{match.pk}")
         log.info("match %d (%s) started: %s", match.pk, match.game, ", ".join(e.display_name for e in endpoints))
 
-    async def _run(self, runner: MatchRunner) -> None:
+    async def _run(self, runner: MatchRunner, run: tables.Run) -> None:
+        """Play ``runner``'s match, this arena's ``run`` of it, and record how it ended (only
+        while the match still runs under ``run``: tables.finish, tables.abort); whatever
+        happens, its seats and watchers are closed and its pages told."""
         mid = runner.match_id
         result = None
         # How it ended, for every open page; a failure before the end is known says so.
         ending = over_message(Match.Status.ABORTED, "internal error")
         try:
             await self.layer.group_send(table_group(mid), {"type": "table.update"})
-            result = await runner.run()
+            try:
+                result = await runner.run()
+            finally:  # from here on the lease loop leaves it alone: its end is in hand
+                self.playing.pop(mid, None)
             await self.writer.flush()
-            await self._store_end(runner)
+            await self._store_end(runner, run)
             if runner.abandoned:
                 result = None
                 ending = over_message(Match.Status.ABORTED, ABANDONED)
-                await sync_to_async(tables.abort)(mid, ABANDONED)
-                log.info("match %d abandoned at step %d: every player left", mid, runner.step)
+                if await sync_to_async(tables.abort)(mid, ABANDONED, run):
+                    log.info("match %d abandoned at step %d: every player left", mid, runner.step)
+                else:
+                    ending = over_message(Match.Status.ABORTED, LEASE_LOST)
             elif runner.cut_short:
                 result = None
                 ending = over_message(Match.Status.ABORTED, runner.cut_short)
-                await sync_to_async(tables.abort)(mid, runner.cut_short)
-                log.info("match %d %s", mid, runner.cut_short)
+                if await sync_to_async(tables.abort)(mid, runner.cut_short, run):
+                    log.info("match %d %s", mid, runner.cut_short)
+                else:
+                    ending = over_message(Match.Status.ABORTED, LEASE_LOST)
             else:
-                ending = over_message(Match.Status.FINISHED, None)
                 spec = runner.spec
                 subjects = spec.analysis_subjects(runner.state) if spec.analysis_label else []
-                await sync_to_async(tables.finish)(mid, result, subjects)
-                if subjects:
-                    self.analyst.wake()
-                log.info("match %d finished: %s", mid, result)
+                if await sync_to_async(tables.finish)(mid, result, subjects, run):
+                    ending = over_message(Match.Status.FINISHED, None)
+                    if subjects:
+                        self.analyst.wake()
+                    log.info("match %d finished: %s", mid, result)
+                else:  # another arena aborted it meanwhile: not this run's to record
+                    result = None
+                    ending = over_message(Match.Status.ABORTED, LEASE_LOST)
         except asyncio.CancelledError:
             reason = runner.stop_reason or "the server stopped during the match"
             ending = over_message(Match.Status.ABORTED, reason)
             await self._flush_quietly(mid)
-            await self._store_end(runner)
-            await self._record_abort(mid, reason)
+            await self._store_end(runner, run)
+            await self._record_abort(mid, reason, run)
             if runner.stop_reason is None:
                 raise  # the server is stopping; a cancelled match alone ends here
         except Exception as exc:
@@ -754,8 +905,9 @@ class Arena:
             # Whatever fails on the way, the match ends as aborted (else it stayed 'running'
             # with no runner: a ghost).
             await self._flush_quietly(mid)
-            await self._record_abort(mid, reason)
+            await self._record_abort(mid, reason, run)
         finally:
+            self.playing.pop(mid, None)
             runner.close()
             for ep in runner.endpoints:
                 try:
@@ -783,11 +935,12 @@ class Arena:
         except Exception:
             log.exception("match %d: could not flush its events", match_id)
 
-    async def _store_end(self, runner: MatchRunner) -> None:
-        """Store the runner's snapshots and final view (cheap reads of long matches); a failure only
-        costs later readers a replay from the first step, so it is logged, not raised."""
+    async def _store_end(self, runner: MatchRunner, run: tables.Run) -> None:
+        """Store the runner's snapshots and final view (cheap reads of long matches), only
+        while the match runs under ``run``; a failure only costs later readers a replay from
+        the first step, so it is logged, not raised."""
         try:
-            await sync_to_async(replay.store_end)(runner.match_id, runner.snapshots, runner.state)
+            await sync_to_async(replay.store_end)(runner.match_id, runner.snapshots, runner.state, run)
         except Exception:
             log.exception("match %d: could not store its snapshots", runner.match_id)
 
@@ -918,9 +1071,9 @@ class Arena:
             raise LookupError(answer["error"])
 
     async def _sweep_loop(self) -> None:
-        """Every 2 s, :meth:`sweep`."""
+        """Every :data:`SWEEP_S` seconds, :meth:`sweep`."""
         while True:
-            await asyncio.sleep(2.0)
+            await asyncio.sleep(SWEEP_S)
             try:
                 await self.sweep()
             except asyncio.CancelledError:
@@ -929,10 +1082,15 @@ class Arena:
                 log.exception("sweep failed")
 
     async def sweep(self) -> None:
-        """Record the aborts the database refused before (:attr:`unrecorded_aborts`), then
-        start full tables whose start message was lost (e.g. a web process wrote the last
-        seat while this arena was restarting)."""
+        """Record the aborts the database refused before (:attr:`unrecorded_aborts`), recover
+        what dead arenas left (:meth:`_recover`), then claim and start full tables whose
+        start message was lost (e.g. a web process wrote the last seat while no arena
+        lived; tables.claim_tables_to_start), giving back those that do not start."""
         for match_id, reason in list(self.unrecorded_aborts.items()):
-            await self._record_abort(match_id, reason)
-        for match_id in await sync_to_async(tables.tables_waiting_to_start)():
+            await self._record_abort(match_id, reason, self._unrecorded_runs.get(match_id))
+        await self._recover()
+        for match_id in await sync_to_async(tables.claim_tables_to_start)(self.name, self.lease_s):
             await self.maybe_start(match_id)
+            if match_id not in self.tasks:
+                async with self._holding:
+                    await self._release_if_unheld(match_id)

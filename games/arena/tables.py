@@ -9,15 +9,18 @@ whichever process they are in.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import secrets
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from games.arena import analyses, ratings, registry
@@ -41,6 +44,56 @@ MAX_PACE = 10.0
 #: for a person on a bot protocol's client (HanabiFX); whole seconds, so that a server has at
 #: most this many deadline lengths (each has one timer: seats.Deadlines).
 MIN_THINK_S, MAX_THINK_S = 1, 600
+
+log = logging.getLogger("arena.tables")
+
+#: The abort reason of a running match whose arena's lease on it expired (:func:`abort_stale`).
+STALE = "the arena running it stopped (its lease expired)"
+#: Rows one claim or recovery statement takes at most (a dead arena's thousand matches are
+#: taken in batches, each a short transaction).
+BATCH = 200
+
+
+@dataclass(frozen=True)
+class Run:
+    """One arena's run of a match: the arena's name (``Match.owner``) and the attempt it
+    started the match under (``Match.attempt``, from :func:`try_start`).  What the run
+    records (:func:`finish`, :func:`abort`, :func:`set_final_view`) is written only while the
+    row still names both and the match is running: a run whose arena was judged dead (its
+    lease expired, :func:`abort_stale`) records nothing."""
+
+    owner: str
+    attempt: int
+
+
+def lease_end(lease_s: float, now: datetime | None = None) -> datetime:
+    """Until when a lease taken now lasts: ``now`` (the present) plus ``lease_s`` seconds."""
+    return (now or timezone.now()) + timedelta(seconds=lease_s)
+
+
+def reservation_hash(code: str) -> str:
+    """What ``Seat.reservation`` keeps of a reservation code: its SHA-256, hex (64
+    characters); the code itself is never stored."""
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+@contextmanager
+def _claiming():
+    """A transaction for a claim that reads rows (``SELECT ... FOR UPDATE SKIP LOCKED``),
+    then writes them.  On SQLite, which has no row locks, it takes the database's write lock
+    first (a write that matches no row): a transaction that read first and wrote second would
+    fail at once ("database is locked") whenever another connection (the event writer) wrote
+    in between, where one that writes first waits its turn."""
+    with transaction.atomic():
+        if connection.vendor == "sqlite":
+            with connection.cursor() as cursor:
+                cursor.execute(f"UPDATE {Match._meta.db_table} SET id = id WHERE 0")
+        yield
+
+
+def _connected_games() -> list[str]:
+    """Games whose bots connect to an arena (their protocol seats are held by a connection)."""
+    return [g.slug for g in registry.all_games() if g.listens]
 
 
 
@@ -264,7 +317,8 @@ def seat_of(match_id: int, sitter: Sitter | None) -> Seat | None:
 
 
 def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: int | None = None,
-                   bot_id: int | None = None, index: int | None = None) -> Seat | None:
+                   bot_id: int | None = None, index: int | None = None, owner: str | None = None,
+                   lease_s: float = 0.0) -> Seat | None:
     """Take a bot seat at an open table of ``game`` for a bot that connected under ``name``:
     for a verified bot (``bot_id``, a :class:`RegisteredBot` whose key it presented) first a
     seat its owner held for it, else the oldest open bot seat (automatic tables last), for an
@@ -274,16 +328,25 @@ def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: i
     at that table; with ``index``, only that seat of a table (a protocol whose bot asks for
     a position: bridge's North).
 
+    ``owner``: the arena (its name) whose connection the bot is.  Only a table no arena holds
+    or ``owner`` holds is a candidate, and the table becomes ``owner``'s (``Match.owner``, a
+    lease of ``lease_s`` seconds) in the same transaction that takes the seat, the table's
+    row written first: under PostgreSQL's READ COMMITTED a second arena claiming a seat of
+    the same table at the same moment waits for that row, then finds it another's and moves
+    on, so bots of two arenas never sit at one open table (docs/architecture.md, *Several
+    arenas*).  None: no owner is written (tests of the seating order).
+
     Returns the seat taken (its ``pk``, ``index``, ``match_id`` and what was written; not
     re-read) or None.  In plain SQL (:class:`_SeatSql`): every bot that connects costs this
     call at least once, and Django's query building was most of it (about 1.3 ms of CPU a
     call against 0.1 ms; ``benchmarks/blokus_tcp_games.py --setup-only``)."""
     sql = _SeatSql.get()
+    until = lease_end(lease_s) if owner is not None else None
     if bot_id is not None:
-        seat = sql.claim(game, name, config, match_id, bot_id, held=True, index=index)
+        seat = sql.claim(game, name, config, match_id, bot_id, held=True, index=index, owner=owner, until=until)
         if seat is not None:
             return seat
-    return sql.claim(game, name, config, match_id, bot_id, held=False, index=index)
+    return sql.claim(game, name, config, match_id, bot_id, held=False, index=index, owner=owner, until=until)
 
 
 class _SeatSql:
@@ -320,12 +383,13 @@ class _SeatSql:
         return ['$."' + key.replace('"', '') + '"', value]
 
     def claim(self, game: str, name: str, config: dict | None, match_id: int | None, bot_id: int | None,
-              held: bool, index: int | None = None) -> Seat | None:
+              held: bool, index: int | None = None, owner: str | None = None, until=None) -> Seat | None:
         """Candidates (at most 20, oldest first), then a conditional UPDATE of each until one
-        is taken (a racing claimant's seat is skipped)."""
+        is taken (a racing claimant's seat is skipped); with ``owner``, first the table's
+        (:meth:`hold`), in one transaction with the seat's."""
         c, m = self.col, self.mcol
         keys = tuple(config or ())
-        shape = (keys, match_id is not None, held, bot_id is None, index is not None)
+        shape = (keys, match_id is not None, held, bot_id is None, index is not None, owner is not None)
         select = self._claims.get(shape)
         if select is None:
             where = [f"m.{m['game']} = %s", f"m.{m['status']} = %s", f"s.{c['kind']} = %s", f"s.{c['occupied']} = %s"]
@@ -340,6 +404,8 @@ class _SeatSql:
                 where.append(f"s.{c['registered_bot']} IS NULL")
                 if bot_id is None:
                     where.append(f"m.{m['verified_only']} = %s")
+            if owner is not None:
+                where.append(f"m.{m['owner']} IN (%s, %s)")
             select = self._claims[shape] = (
                 f"SELECT s.{c['id']}, s.{c['index']}, s.{c['match']}, s.{c['reserved']} "
                 f"FROM {self.seat} s JOIN {self.match} m ON m.{m['id']} = s.{c['match']} "
@@ -356,21 +422,57 @@ class _SeatSql:
             params += [bot_id, True]
         elif bot_id is None:
             params.append(False)
+        if owner is not None:
+            params += ["", owner]
+        # The candidates are read outside the transaction: on SQLite a transaction that read
+        # first and writes second fails at once ("database is locked") when another
+        # connection wrote in between, where one that writes first waits its turn.
         with connection.cursor() as cursor:
             cursor.execute(select, params)
             candidates = cursor.fetchall()
-            for pk, index, mid, reserved in candidates:
+        for pk, index, mid, reserved in candidates:
+            if self._take(pk, mid, name, bot_id, held, owner, until):
+                return Seat(id=pk, index=index, match_id=mid, kind=Seat.Kind.PROTOCOL, occupied=True,
+                            display_name=name, registered_bot_id=bot_id, reserved=bool(reserved))
+        return None
+
+    def _take(self, seat_id: int, match_id: int, name: str, bot_id: int | None, held: bool, owner: str | None,
+              until) -> bool:
+        """Take one candidate seat: with ``owner``, the table's row first (:meth:`hold`), then
+        the seat, in one transaction (a seat another claimant took gives the table back as it
+        was); whether it was taken."""
+        c = self.col
+        with transaction.atomic():
+            if owner is not None and not self.hold(match_id, owner, until):
+                return False
+            with connection.cursor() as cursor:
                 if held:
                     cursor.execute(f"UPDATE {self.seat} SET {c['occupied']} = %s, {c['display_name']} = %s "
-                                   f"WHERE {c['id']} = %s AND {c['occupied']} = %s", [True, name, pk, False])
+                                   f"WHERE {c['id']} = %s AND {c['occupied']} = %s", [True, name, seat_id, False])
                 else:
                     cursor.execute(f"UPDATE {self.seat} SET {c['occupied']} = %s, {c['display_name']} = %s, "
                                    f"{c['registered_bot']} = %s WHERE {c['id']} = %s AND {c['occupied']} = %s "
-                                   f"AND {c['registered_bot']} IS NULL", [True, name, bot_id, pk, False])
+                                   f"AND {c['registered_bot']} IS NULL", [True, name, bot_id, seat_id, False])
                 if cursor.rowcount == 1:
-                    return Seat(id=pk, index=index, match_id=mid, kind=Seat.Kind.PROTOCOL, occupied=True,
-                                display_name=name, registered_bot_id=bot_id, reserved=bool(reserved))
-        return None
+                    return True
+            transaction.set_rollback(True)  # the table's owner as it was
+            return False
+
+    def hold(self, match_id: int, owner: str, until) -> bool:
+        """Make open table ``match_id`` ``owner``'s until ``until`` if no arena or ``owner``
+        holds it (one conditional UPDATE: it waits for, then sees, a racing arena's
+        committed claim); whether it is ``owner``'s now."""
+        m = self.mcol
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {self.match} SET {m['owner']} = %s, {m['lease_until']} = %s WHERE {m['id']} = %s "
+                           f"AND {m['status']} = %s AND {m['owner']} IN (%s, %s)",
+                           [owner, self._time(until), match_id, Match.Status.OPEN, "", owner])
+            return cursor.rowcount == 1
+
+    @staticmethod
+    def _time(value):
+        """A datetime (or None) as the database takes it in a plain statement."""
+        return Match._meta.get_field("lease_until").get_db_prep_save(value, connection)
 
     def full_table(self, match_id: int) -> tuple[str, list[tuple[int, str]]] | None:
         """``(game, [(seat id, kind)])`` of ``match_id`` if it is an open table with every
@@ -446,48 +548,104 @@ class _SeatSql:
             obj.pk = pk
             obj._state.adding, obj._state.db = False, connection.alias
 
-    def update_match(self, match_id: int, values: dict) -> None:
+    def update_match(self, match_id: int, values: dict, run: Run | None = None) -> bool:
         """Set the fields ``values`` (field name -> value) of one table's row in one UPDATE,
         each value prepared as its model field prepares it (``get_db_prep_save``: JSON
-        encoded, datetimes adapted for the vendor).  Raises ``FieldDoesNotExist`` for a name
-        that is not a field of :class:`Match`."""
+        encoded, datetimes adapted for the vendor); with ``run``, only while the row is
+        running under that run (:class:`Run`).  Whether a row was written.  Raises
+        ``FieldDoesNotExist`` for a name that is not a field of :class:`Match`."""
         fields = [Match._meta.get_field(name) for name in values]
-        key = tuple(values)
+        key = (tuple(values), run is not None)
         statement = self._updates.get(key)
         if statement is None:
+            m = self.mcol
             statement = self._updates[key] = (
-                f"UPDATE {self.match} SET {', '.join(f'{self.mcol[name]} = %s' for name in values)} "
-                f"WHERE {self.mcol['id']} = %s")
+                f"UPDATE {self.match} SET {', '.join(f'{m[name]} = %s' for name in values)} WHERE {m['id']} = %s"
+                + (f" AND {m['owner']} = %s AND {m['attempt']} = %s AND {m['status']} = %s" if run else ""))
         params = [f.get_db_prep_save(v, connection) for f, v in zip(fields, values.values())]
+        params.append(match_id)
+        if run is not None:
+            params += [run.owner, run.attempt, Match.Status.RUNNING]
         with connection.cursor() as cursor:
-            cursor.execute(statement, [*params, match_id])
-
-    def start(self, match_id: int, now) -> bool:
-        """Mark ``match_id`` running if it is open with every seat taken; whether this call did."""
-        c, m = self.col, self.mcol
-        with connection.cursor() as cursor:
-            cursor.execute(f"UPDATE {self.match} SET {m['status']} = %s, {m['started_at']} = %s "
-                           f"WHERE {m['id']} = %s AND {m['status']} = %s AND NOT EXISTS (SELECT 1 FROM {self.seat} s "
-                           f"WHERE s.{c['match']} = %s AND s.{c['occupied']} = %s)",
-                           [Match.Status.RUNNING, now, match_id, Match.Status.OPEN, match_id, False])
+            cursor.execute(statement, params)
             return cursor.rowcount == 1
 
+    def start(self, match_id: int, now, owner: str, until) -> int | None:
+        """Mark ``match_id`` running, ``owner``'s until ``until`` under its next attempt
+        number, if it is open with every seat taken and no arena or ``owner`` holds it; that
+        attempt number if this call started it, else None."""
+        c, m = self.col, self.mcol
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {self.match} SET {m['status']} = %s, {m['started_at']} = %s, {m['owner']} = %s, "
+                           f"{m['lease_until']} = %s, {m['attempt']} = {m['attempt']} + 1 "
+                           f"WHERE {m['id']} = %s AND {m['status']} = %s AND {m['owner']} IN (%s, %s) "
+                           f"AND NOT EXISTS (SELECT 1 FROM {self.seat} s "
+                           f"WHERE s.{c['match']} = %s AND s.{c['occupied']} = %s) RETURNING {m['attempt']}",
+                           [Match.Status.RUNNING, self._time(now), owner, self._time(until), match_id,
+                            Match.Status.OPEN, "", owner, match_id, False])
+            row = cursor.fetchone()
+        return None if row is None else row[0]
 
-def reserve_seats(match_id: int, names: list[str]) -> list[int]:
-    """Hold every bot seat of a new table for a reservation (an organiser's prepared game):
-    each seat is taken, under ``names[index]``, so no other bot claims it; the arena keeps
-    which reservation code fills which seat.  Returns the seat ids in seat order."""
-    seats = list(Seat.objects.filter(match_id=match_id).order_by("index"))
-    for seat, name in zip(seats, names):
-        Seat.objects.filter(pk=seat.pk).update(occupied=True, display_name=clean_name(name) or f"Player {seat.index + 1}")
-    return [seat.pk for seat in seats]
+
+def create_prepared_table(game: str, config: dict, names: list[str], codes: list[str], *, creator_key: str = "",
+                          pace_s: float = 0.0) -> Match:
+    """An organiser's prepared game: a table of ``game`` whose every seat is held for a
+    reservation, seat ``i`` under ``names[i]`` for the bot that presents ``codes[i]``; each
+    seat is taken, so no other bot claims it, and keeps the code's
+    :func:`reservation_hash` (``Seat.reservation``), so any arena finds it
+    (:func:`find_reservation`).  One transaction.  Raises ``ValueError`` as
+    :func:`create_table`."""
+    with transaction.atomic():
+        match = create_table(game, config, [OPEN_BOT] * len(names), None, creator_key=creator_key, pace_s=pace_s)
+        seats = list(Seat.objects.filter(match_id=match.pk).order_by("index"))
+        for seat, name, code in zip(seats, names, codes):
+            seat.occupied, seat.reservation = True, reservation_hash(code)
+            seat.display_name = clean_name(name) or f"Player {seat.index + 1}"
+        Seat.objects.bulk_update(seats, ["occupied", "display_name", "reservation"])
+    return match
+
+
+def find_reservation(code_hash: str) -> tuple[int, int, int] | None:
+    """``(match id, seat id, seat index)`` of the seat of an open table held for the
+    reservation whose :func:`reservation_hash` is ``code_hash``; None if there is none (an
+    unknown code, or its table started or ended)."""
+    return (Seat.objects.filter(reservation=code_hash, match__status=Match.Status.OPEN)
+            .values_list("match_id", "pk", "index").first())
+
+
+def hold_table(match_id: int, owner: str, lease_s: float) -> bool:
+    """Make open table ``match_id`` arena ``owner``'s for ``lease_s`` seconds unless another
+    arena holds it (a bot of ``owner``'s takes a seat there without a claim: a reservation);
+    whether it is ``owner``'s now."""
+    return _SeatSql.get().hold(match_id, owner, lease_end(lease_s))
+
+
+def release_table(match_id: int, owner: str) -> bool:
+    """Arena ``owner``'s last connected bot left open table ``match_id``: no arena holds it
+    any more (any arena may seat bots there, or start it).  Whether it was ``owner``'s."""
+    return bool(Match.objects.filter(pk=match_id, owner=owner, status=Match.Status.OPEN).update(
+        owner="", lease_until=None))
+
+
+def seat_ids(match_id: int) -> list[int]:
+    """The seat ids of table ``match_id``."""
+    return list(Seat.objects.filter(match_id=match_id).values_list("pk", flat=True))
+
+
+def reserved_open_tables(match_ids) -> set[int]:
+    """Those of ``match_ids`` that are open tables with a seat held for a reservation
+    (prepared games whose match has not started)."""
+    return set(Match.objects.filter(pk__in=list(match_ids), status=Match.Status.OPEN)
+               .filter(Exists(Seat.objects.filter(match=OuterRef("pk")).exclude(reservation="")))
+               .values_list("pk", flat=True))
 
 
 def create_seated_table(game: str, config: dict, bots: list[tuple[str, int | None]],
-                        pace_s: float = 0.0) -> Match:
+                        pace_s: float = 0.0, owner: str = "", lease_s: float = 0.0) -> Match:
     """An automatic table of ``game`` whose every seat is taken by a connected bot:
     ``bots[index]`` is ``(name, registered bot id or None)``, at ``pace_s`` (as
-    :func:`create_table`).  For a game whose automatic table gathers its players itself
+    :func:`create_table`), held by arena ``owner`` (whose connections the bots are) for
+    ``lease_s`` seconds.  For a game whose automatic table gathers its players itself
     (Hanabi's lobby) and starts it at once
     (:meth:`games.arena.service.Arena.start_gathered`).  Raises ``ValueError`` as
     :func:`create_table`."""
@@ -497,6 +655,8 @@ def create_seated_table(game: str, config: dict, bots: list[tuple[str, int | Non
         for seat, (name, bot_id) in zip(seats, bots):
             seat.occupied, seat.display_name, seat.registered_bot_id = True, clean_name(name) or name, bot_id
         Seat.objects.bulk_update(seats, ["occupied", "display_name", "registered_bot"])
+        if owner:  # never a moment without: another arena would free its seats (free_connected_bot_seats)
+            hold_table(match.pk, owner, lease_s)
     return match
 
 
@@ -513,30 +673,73 @@ def seat_registered_bot(seat_id: int, bot_id: int) -> None:
     Seat.objects.filter(pk=seat_id).update(registered_bot_id=bot_id)
 
 
-def free_bot_seat(seat_id: int) -> None:
-    """A bot left before its table started: the seat is open again.  An automatic table left
-    with nobody at it is removed (a port scan or a bot that hung up leaves nothing behind)."""
-    open_seat = Seat.objects.filter(pk=seat_id, match__status=Match.Status.OPEN)
-    open_seat.filter(reserved=True).update(occupied=False)  # still held for its bot
-    open_seat.filter(reserved=False).update(occupied=False, display_name="", registered_bot=None)
-    Match.objects.filter(seats__pk=seat_id, auto=True, status=Match.Status.OPEN).exclude(
-        seats__occupied=True).delete()
+def _open_bot_seats(seats) -> int:
+    """Open the connected-bot seats ``seats`` (a queryset) again: a seat held for a
+    registered bot stays held for it, one held for a reservation stays taken (its code may
+    be presented again); how many were opened."""
+    seats = seats.filter(reservation="")
+    freed = seats.filter(reserved=True).update(occupied=False)
+    return freed + seats.filter(reserved=False).update(occupied=False, display_name="", registered_bot=None)
 
 
-def free_connected_bot_seats() -> int:
-    """At arena start and stop: seats of bots that connected (games whose bots connect; a
-    seat held for a registered bot stays held for it) at tables that have not started belong to connections of a process that is
-    gone or going, so nobody will ever play them; open them again and delete automatic
-    tables left with nobody at them.  Returns how many seats were freed.
+def free_bot_seat(seat_id: int, owner: str | None = None) -> int | None:
+    """A bot left before its table started: the seat is open again (a seat held for a
+    registered bot or a reservation stays held, :func:`_open_bot_seats`).  An automatic table
+    left with nobody at it is removed (a port scan or a bot that hung up leaves nothing
+    behind).  With ``owner`` (the arena whose connection the bot was), only while that arena
+    holds the table: one that lost it (judged dead) frees nothing another arena seated since.
+    Returns the table's id if the seat's table is open (and ``owner``'s), else None."""
+    tables_ = Match.objects.filter(seats__pk=seat_id, status=Match.Status.OPEN)
+    if owner is not None:
+        tables_ = tables_.filter(owner=owner)
+    match_id = tables_.values_list("pk", flat=True).first()
+    if match_id is None:
+        return None
+    _open_bot_seats(Seat.objects.filter(pk=seat_id, match_id=match_id, occupied=True))
+    Match.objects.filter(pk=match_id, auto=True, status=Match.Status.OPEN).exclude(seats__occupied=True).delete()
+    return match_id
 
-    Safe only with one arena process per database (see the README), which owns every such
-    connection."""
-    with transaction.atomic():
-        connected = Seat.objects.filter(match__status=Match.Status.OPEN, kind=Seat.Kind.PROTOCOL, occupied=True,
-                                        match__game__in=[g.slug for g in registry.all_games() if g.listens])
-        freed = connected.filter(reserved=True).update(occupied=False)
-        freed += connected.filter(reserved=False).update(occupied=False, display_name="", registered_bot=None)
-        Match.objects.filter(auto=True, status=Match.Status.OPEN).exclude(seats__occupied=True).delete()
+
+def free_connected_bot_seats(owner: str) -> int:
+    """Open tables no live arena holds any more: those whose owner's lease expired (an
+    arena that stopped, or stalled past its lease), and those of no owner with a connected
+    bot's seat taken (left so by a server before owners existed).  Their connected bots'
+    seats are opened again (:func:`_open_bot_seats`), no arena holds them
+    (``owner`` ''), so any arena may seat bots or start them, and automatic tables left with
+    nobody at them are deleted.  Tables of the live arena ``owner`` (the caller) are never
+    touched.  Rows are taken with ``SELECT ... FOR UPDATE SKIP LOCKED`` in batches of
+    :data:`BATCH`, each its own transaction (a row another arena frees meanwhile is skipped).
+    Returns how many seats were opened."""
+    now = timezone.now()
+    expired = ~Q(owner="") & (Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+    connected = Seat.objects.filter(match=OuterRef("pk"), kind=Seat.Kind.PROTOCOL, occupied=True, reservation="")
+    unowned_with_bots = Q(owner="", game__in=_connected_games()) & Exists(connected)
+    return _free_tables(Match.objects.filter(status=Match.Status.OPEN).exclude(owner=owner)
+                        .filter(expired | unowned_with_bots))
+
+
+def free_own_bot_seats(owner: str) -> int:
+    """At arena ``owner``'s stop: its connected bots' connections are closing, so the seats
+    they took at open tables are opened again and no arena holds those tables (as
+    :func:`free_connected_bot_seats` for a dead arena).  Returns how many seats were opened."""
+    return _free_tables(Match.objects.filter(status=Match.Status.OPEN, owner=owner))
+
+
+def _free_tables(tables_) -> int:
+    freed = 0
+    if not tables_.exists():  # the sweep's usual answer, without taking a lock
+        return freed
+    while True:
+        with _claiming():
+            ids = list(tables_.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:BATCH])
+            if not ids:
+                break
+            Match.objects.filter(pk__in=ids).update(owner="", lease_until=None)
+            freed += _open_bot_seats(Seat.objects.filter(match_id__in=ids, kind=Seat.Kind.PROTOCOL, occupied=True,
+                                                         match__game__in=_connected_games()))
+            Match.objects.filter(pk__in=ids, auto=True).exclude(seats__occupied=True).delete()
+        if len(ids) < BATCH:
+            break
     return freed
 
 
@@ -564,11 +767,16 @@ def match_of_seat(seat_id: int) -> int | None:
     return None if row is None else row[0]
 
 
-def try_start(match_id: int) -> Match | None:
-    """Mark a full open table as running (one conditional UPDATE, so only one caller wins);
-    returns it if this call started it, its seats (with their registered bots) in
-    ``started_seats`` in seat order, with the names as the table shows them."""
-    if not _SeatSql.get().start(match_id, timezone.now()):
+def try_start(match_id: int, owner: str = "", lease_s: float = 0.0) -> Match | None:
+    """Mark a full open table as running, arena ``owner``'s for ``lease_s`` seconds under its
+    next attempt number (``Match.attempt``), if no other arena holds it (one conditional
+    UPDATE, so only one caller wins, whichever process it is in); returns it if this call
+    started it, its ``attempt`` the run's (:class:`Run`), its seats (with their registered
+    bots) in ``started_seats`` in seat order, with the names as the table shows them.
+    Without ``owner`` (tests) nobody holds the run: no lease, as a dead arena's."""
+    now = timezone.now()
+    attempt = _SeatSql.get().start(match_id, now, owner, lease_end(lease_s, now) if owner else None)
+    if attempt is None:
         return None
     match, seats = _table(match_id, with_bots=True)  # (it exists: this call started it)
     _tell_seats_apart(match, seats)
@@ -595,46 +803,137 @@ def _table(match_id: int, with_bots: bool = False) -> tuple[Match | None, list[S
     return match, seats
 
 
-def finish(match_id: int, result: dict, analysis_subjects: list = ()) -> None:
+def _lost(match_id: int, run: Run, what: str) -> bool:
+    log.warning("match %d: arena %s lost its lease on it (attempt %d): its %s is not recorded",
+                match_id, run.owner, run.attempt, what)
+    return False
+
+
+def finish(match_id: int, result: dict, analysis_subjects: list = (), run: Run | None = None) -> bool:
     """Record a finished match: status, result, each seat's final score and, in the same
     transaction, its ratings (:func:`games.arena.ratings.rate_match`) and a pending analysis
-    row per subject (``GameSpec.analysis_subjects``; games/arena/analyses.py)."""
+    row per subject (``GameSpec.analysis_subjects``; games/arena/analyses.py).  With
+    ``run``, only while the row is running under that run: a run that lost its lease
+    (another arena aborted the match) records nothing, rates nothing, and is logged.
+    Whether it was recorded."""
     sql = _SeatSql.get()
     with transaction.atomic():
         # plain statements: the ORM's query building was a tenth of a game's fixed cost
-        sql.update_match(match_id, {"status": Match.Status.FINISHED, "result": result, "finished_at": timezone.now()})
+        if not sql.update_match(match_id, {"status": Match.Status.FINISHED, "result": result,
+                                           "finished_at": timezone.now()}, run):
+            return _lost(match_id, run, "result") if run is not None else False
         sql.final_scores(match_id, result.get("scores", []))
         if analysis_subjects:
             Analysis.objects.bulk_create(analyses.pending_rows(match_id, list(analysis_subjects)))
         match, seats = _table(match_id)
         if match is not None:
             ratings.rate_match(match, seats)
+    return True
 
 
-def set_final_view(match_id: int, view: dict) -> None:
+def set_final_view(match_id: int, view: dict, run: Run | None = None) -> bool:
     """Store ``Match.final_view`` (the last state with every hand) of ``match_id``, in one
-    plain UPDATE (:func:`games.arena.replay.store_end` at every match's end)."""
-    _SeatSql.get().update_match(match_id, {"final_view": view})
+    plain UPDATE (:func:`games.arena.replay.store_end` at every match's end); with ``run``,
+    only while the match is running under that run (as :func:`finish`).  Whether it was."""
+    if _SeatSql.get().update_match(match_id, {"final_view": view}, run):
+        return True
+    return _lost(match_id, run, "final view") if run is not None else False
 
 
-def abort(match_id: int, reason: str) -> None:
-    """Mark an unfinished match aborted; its events stay."""
-    Match.objects.filter(pk=match_id, status__in=[Match.Status.RUNNING, Match.Status.OPEN]).update(
-        status=Match.Status.ABORTED, result={"aborted": reason}, finished_at=timezone.now())
+def abort(match_id: int, reason: str, run: Run | None = None) -> bool:
+    """Mark an unfinished match aborted; its events stay.  With ``run`` (a runner ending its
+    own match), only while the match is running under that run (as :func:`finish`): an
+    abort another arena recorded first is never overwritten.  Whether it was recorded."""
+    rows = Match.objects.filter(pk=match_id)
+    if run is None:
+        rows = rows.filter(status__in=[Match.Status.RUNNING, Match.Status.OPEN])
+    else:
+        rows = rows.filter(status=Match.Status.RUNNING, owner=run.owner, attempt=run.attempt)
+    if rows.update(status=Match.Status.ABORTED, result={"aborted": reason}, finished_at=timezone.now()):
+        return True
+    return _lost(match_id, run, "abort") if run is not None else False
 
 
-def abort_stale() -> int:
-    """At arena start: matches left running by a previous process can't resume; abort them."""
-    ids = list(Match.objects.filter(status=Match.Status.RUNNING).values_list("pk", flat=True))
-    for pk in ids:
-        abort(pk, "the server stopped during the match")
-    return len(ids)
+def renew_leases(owner: str, lease_s: float) -> int:
+    """Arena ``owner`` lives: every match it holds (running, or an open table of its
+    connected bots) is its for ``lease_s`` seconds more, in one UPDATE.  Returns how many."""
+    return Match.objects.filter(owner=owner, status__in=[Match.Status.OPEN, Match.Status.RUNNING]).update(
+        lease_until=lease_end(lease_s))
 
 
-def tables_waiting_to_start() -> list[int]:
-    """Open tables whose seats are all taken (the arena's periodic sweep starts them)."""
-    return list(Match.objects.filter(status=Match.Status.OPEN).exclude(seats__occupied=False)
-                .values_list("pk", flat=True))
+def lost_runs(owner: str, attempts: dict[int, int]) -> list[int]:
+    """Of the matches arena ``owner`` is playing (``attempts``: match id -> the attempt its
+    run started under), those no longer running under that run: another arena judged
+    ``owner`` dead (its lease expired) and aborted them, or they were deleted."""
+    ids = list(attempts)
+    held = set()
+    for at in range(0, len(ids), 500):
+        held.update(Match.objects.filter(pk__in=ids[at:at + 500], owner=owner, status=Match.Status.RUNNING)
+                    .values_list("pk", "attempt"))
+    return [pk for pk, attempt in attempts.items() if (pk, attempt) not in held]
+
+
+def lost_seats(owner: str, seat_ids_: list[int]) -> list[tuple[int, int]]:
+    """Of the seats arena ``owner``'s connected bots took (``seat_ids_``), ``(seat id, match
+    id)`` of those at a table that is no longer an open table of ``owner``'s: another arena
+    freed it (``owner``'s lease on it expired), or it was cancelled.  A seat whose table
+    started is not among them, nor one that no longer exists."""
+    lost = []
+    for at in range(0, len(seat_ids_), 500):
+        rows = (Seat.objects.filter(pk__in=seat_ids_[at:at + 500])
+                .exclude(match__status=Match.Status.OPEN, match__owner=owner)
+                .exclude(match__status=Match.Status.RUNNING).values_list("pk", "match_id"))
+        lost += list(rows)
+    return lost
+
+
+def abort_stale(owner: str, starting: bool = False) -> list[int]:
+    """Running matches whose arena's lease on them expired (a ``NULL`` lease counts as
+    expired: rows from before leases, or from :func:`try_start` without an arena) can never
+    resume: abort them, with the reason :data:`STALE`.  The live arena ``owner`` (the
+    caller) never aborts its own, but ``starting`` it runs none yet: those of its name are
+    a previous process's (``ARENA_NAME`` set, the same after a restart), aborted whatever
+    their lease.  Taken with ``SELECT ... FOR UPDATE SKIP LOCKED`` in batches of
+    :data:`BATCH`, each its own transaction: two arenas noticing at once split the work.
+    Returns the ids aborted."""
+    now = timezone.now()
+    expired = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+    stale = Match.objects.filter(status=Match.Status.RUNNING).filter(
+        (expired & ~Q(owner=owner)) | Q(owner=owner) if starting else expired & ~Q(owner=owner))
+    aborted = []
+    if not stale.exists():  # the sweep's usual answer, without taking a lock
+        return aborted
+    while True:
+        with _claiming():
+            ids = list(stale.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:BATCH])
+            Match.objects.filter(pk__in=ids).update(status=Match.Status.ABORTED, result={"aborted": STALE},
+                                                    finished_at=now)
+        aborted += ids
+        if len(ids) < BATCH:
+            return aborted
+
+
+def claim_tables_to_start(owner: str, lease_s: float, limit: int = 50) -> list[int]:
+    """Open tables whose seats are all taken and that arena ``owner`` may start: its own
+    (its connected bots sit there), and those no arena holds whose seats no connected bot
+    needs to take (built-in bots, bots the server calls, people; a prepared table whose
+    reserved seats no bot has taken waits for them).  At most ``limit``, taken with
+    ``SELECT ... FOR UPDATE SKIP LOCKED`` (SQLite, a single writer, has no row locks:
+    Django drops the clause there) and made ``owner``'s for ``lease_s`` seconds in the same
+    transaction, so two arenas' sweeps never take one table.  Returns their ids; the caller
+    starts them (:func:`try_start`) and gives back those it did not
+    (:func:`release_table`)."""
+    connected = Q(game__in=_connected_games()) & Exists(Seat.objects.filter(match=OuterRef("pk"),
+                                                                          kind=Seat.Kind.PROTOCOL))
+    full = ~Exists(Seat.objects.filter(match=OuterRef("pk"), occupied=False))
+    startable = Match.objects.filter(status=Match.Status.OPEN).filter(full).filter(
+        Q(owner=owner) | (Q(owner="") & ~connected))
+    if not startable.exists():  # the sweep's usual answer, without taking a lock
+        return []
+    with _claiming():
+        ids = list(startable.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:limit])
+        Match.objects.filter(pk__in=ids, owner="").update(owner=owner, lease_until=lease_end(lease_s))
+    return ids
 
 
 def seat_choices_of(match: Match, sitter: Sitter | None, open_bot: str) -> list[str]:

@@ -814,7 +814,7 @@ class BlokusClient(SeatEndpoint):
         ``displayName`` that is a registered bot's name, or a look-alike, is dropped: the slot
         plays as ``Player N`` (its client presents a code, not the bot's key)."""
         variant = protocol.GAME_TYPES[msg["game_type"]]  # the codec refuses an unknown one
-        waiting = self.listener.prepared_waiting()
+        waiting = await self.listener.prepared_waiting()
         if waiting >= self.listener.max_prepared:
             self.refuse(f"{waiting} prepared rooms are waiting for their players (BLOKUS_MAX_PREPARED): "
                         "let them play or cancel some before preparing more")
@@ -1028,14 +1028,20 @@ class BlokusListener:
         """Forget a room nobody watches that is not running (a room that ends is forgotten by
         its players' and observers' ``close``/``end``)."""
         room = self.rooms.get(match_id)
-        if room is not None and not room.observers and match_id not in self.arena.runners:
+        if room is not None and not room.observers and not self.arena.is_running(match_id):
             del self.rooms[match_id]
 
-    def prepared_waiting(self) -> int:
-        """Prepared rooms whose match has not started (each holds a table and its reserved
-        seats until its players come or an admin cancels it)."""
-        held = self.arena.reservations  # the arena forgets a table's codes however it ends
-        return len({r.match_id for code, r in self.reservations.items() if code in held} - self.arena.runners.keys())
+    async def prepared_waiting(self) -> int:
+        """Prepared rooms of this port whose match has not started (each holds a table and
+        its reserved seats until its players come or an admin cancels it), as the database
+        says: a room that started or ended, here or at another arena, no longer counts."""
+        asked = {r.match_id for r in self.reservations.values()}
+        waiting = await self.arena.reserved_open_tables(asked)
+        # The codes of rooms that started or ended are of no use any more (the arena refuses
+        # them): forget them, wherever the room ended.
+        for code in [c for c, r in self.reservations.items() if r.match_id in asked - waiting]:
+            del self.reservations[code]
+        return len(waiting)
 
     def forget_reservations(self, match_id: int) -> None:
         for code in [c for c, r in self.reservations.items() if r.match_id == match_id]:
@@ -1044,18 +1050,12 @@ class BlokusListener:
     def names(self, match_id: int) -> list[str]:
         """The display names of seat 0 and 1 (the memento's ``first``/``second``, the result's
         winners) as the running match has them."""
-        runner = self.arena.runners.get(match_id)
-        if runner is None:
-            return ["", ""]
-        return [ep.display_name for ep in runner.endpoints]
+        return self.arena.player_names(match_id) or ["", ""]
 
     def match_of(self, endpoint: BlokusClient) -> int | None:
         """The running match ``endpoint`` sits in (the runner knows before the join request
         has its answer when the match starts at once)."""
-        for match_id, runner in self.arena.runners.items():
-            if endpoint in runner.endpoints:
-                return match_id
-        return None
+        return self.arena.match_played_by(endpoint)
 
     def tell_admins(self, data: bytes) -> None:
         for admin in list(self.admins):

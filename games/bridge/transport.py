@@ -291,7 +291,7 @@ class BridgeDoor:
         seated = await self.arena.seated_names(match_id)
         names = [name for _, name in seated]
         for index, (seat_id, _) in enumerate(seated):
-            endpoint = self.arena.waiting.get(seat_id)
+            endpoint = self.arena.waiting_bot(seat_id)
             if isinstance(endpoint, BridgeTextSeat) and endpoint.door is self:
                 endpoint.seat_id = seat_id
                 endpoint.announce(match_id, index, names)
