@@ -316,6 +316,9 @@ ARENA = {
     # matches aborted and its bots' seats freed by the arenas that live.
     "NAME": os.environ.get("ARENA_NAME", ""),
     "LEASE": env_float("ARENA_LEASE", 15.0),
+    # Tables no arena holds (built-in bots, bots the server calls, people) are claimed by an
+    # arena's sweep while it runs fewer matches than this; the rest waits for an arena with room.
+    "CLAIM_RUNNING": env_int("ARENA_CLAIM_RUNNING", 50),
     # Bounds for untrusted input.
     "MAX_LINE_BYTES": env_int("ARENA_MAX_LINE_BYTES", 64 * 1024),
     "MAX_CONNECTIONS": env_int("ARENA_MAX_CONNECTIONS", 5000),

@@ -109,6 +109,11 @@ class Arena:
         #: This arena's name (``ArenaProcess.name``, ``Match.owner``), new at every start.
         self.name = control.new_arena_name()
         self.lease_s: float = settings.ARENA["LEASE"]
+        #: Claims take tables while fewer than this many matches run here (ARENA_CLAIM_RUNNING).
+        self.claim_running: int = settings.ARENA["CLAIM_RUNNING"]
+        #: The last claim was full or had no room: claim again as soon as a match ends.
+        self._more_work = False
+        self._sweep_now = asyncio.Event()
         self.layer = get_channel_layer()
         self.writer = EventWriter()
         self.runners: dict[int, MatchRunner] = {}
@@ -400,8 +405,11 @@ class Arena:
                 choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto))
                 # Never the "every hand" view: nobody asked for it, and the bots seated here
                 # could watch their own match.
+                # Held by this arena from the first moment: another arena's bot could take
+                # its seat before ours, and then ours could not sit at it.
                 match = await sync_to_async(tables.create_table)(game, auto, choices, None, auto=not new_table,
-                                                                 pace_s=auto_pace())
+                                                                 pace_s=auto_pace(), owner=self.name,
+                                                                 lease_s=self.lease_s)
                 seat = await sync_to_async(tables.claim_bot_seat)(
                     game, endpoint.display_name, config, match.pk, bot_id=endpoint.bot_id, index=index,
                     owner=self.name, lease_s=self.lease_s)
@@ -921,6 +929,8 @@ class Arena:
                     log.exception("ending a watcher of match %d", mid)
             self.runners.pop(mid, None)
             self.tasks.pop(mid, None)
+            if self._more_work:  # room for a table the last claim left waiting
+                self._sweep_now.set()
             try:  # every page on the match (each seat's, the spectators') shows how it ended
                 await asyncio.shield(self.layer.group_send(table_group(mid), ending))
                 await asyncio.shield(self.layer.group_send(table_group(mid), {"type": "table.update"}))
@@ -1071,9 +1081,15 @@ class Arena:
             raise LookupError(answer["error"])
 
     async def _sweep_loop(self) -> None:
-        """Every :data:`SWEEP_S` seconds, :meth:`sweep`."""
+        """Every :data:`SWEEP_S` seconds, :meth:`sweep`; sooner when a match ended while
+        claimable work was left waiting (:attr:`_more_work`), so that an arena with room takes
+        the next tables at once rather than a sweep later."""
         while True:
-            await asyncio.sleep(SWEEP_S)
+            try:
+                await asyncio.wait_for(self._sweep_now.wait(), SWEEP_S)
+            except asyncio.TimeoutError:
+                pass
+            self._sweep_now.clear()
             try:
                 await self.sweep()
             except asyncio.CancelledError:
@@ -1089,7 +1105,15 @@ class Arena:
         for match_id, reason in list(self.unrecorded_aborts.items()):
             await self._record_abort(match_id, reason, self._unrecorded_runs.get(match_id))
         await self._recover()
-        for match_id in await sync_to_async(tables.claim_tables_to_start)(self.name, self.lease_s):
+        # At most ARENA_CLAIM_RUNNING matches at once from claims: the rest stays in the
+        # database for an arena with room (another, or this one when a match ends).
+        room = self.claim_running - len(self.tasks)
+        if room <= 0:
+            self._more_work = True
+            return
+        claimed = await sync_to_async(tables.claim_tables_to_start)(self.name, self.lease_s, limit=room)
+        self._more_work = len(claimed) == room
+        for match_id in claimed:
             await self.maybe_start(match_id)
             if match_id not in self.tasks:
                 async with self._holding:

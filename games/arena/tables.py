@@ -136,7 +136,8 @@ def may_seat(bot: RegisteredBot, sitter: Sitter | None) -> bool:
 
 def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitter | None,
                  *, auto: bool = False, omniscient: bool = False, creator_key: str = "",
-                 verified_only: bool = False, pace_s: float = 0.0, think_s: int | None = None) -> Match:
+                 verified_only: bool = False, pace_s: float = 0.0, think_s: int | None = None,
+                 owner: str = "", lease_s: float = 0.0) -> Match:
     """Create an open table.
 
     ``seat_choices[i]`` is ``"me"``, ``"open_human"``, ``"open_bot"``, ``"builtin:<name>"`` or
@@ -154,6 +155,9 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     ``think_s``: the bots' thinking time per move in whole seconds (:data:`MIN_THINK_S` to
     :data:`MAX_THINK_S`), instead of the game's default deadline (None), for a game whose bots
     have one (``GameSpec.bot_deadline_setting``).
+    ``owner``: the arena that holds the new table from its first moment, for ``lease_s``
+    seconds (an automatic table it makes for a bot that connected to it: no other arena's bot
+    may take a seat there before that bot does); empty: no arena holds it.
     """
     spec = registry.get(game)
     config = spec.table_config(config)
@@ -205,7 +209,8 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     match = Match(game=game, config=config, seed=secrets.randbits(62), auto=auto,
                   omniscient=omniscient and not auto, creator_key=creator_key[:64],
                   verified_only=verified_only, pace_s=pace_s, think_s=think_s,
-                  created_by_id=sitter.user_id if sitter else None)
+                  created_by_id=sitter.user_id if sitter else None,
+                  owner=owner, lease_until=lease_end(lease_s) if owner else None)
     sql = _SeatSql.get()
     with transaction.atomic():
         sql.insert([match])
