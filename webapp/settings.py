@@ -316,6 +316,11 @@ ARENA = {
     # matches aborted and its bots' seats freed by the arenas that live.
     "NAME": os.environ.get("ARENA_NAME", ""),
     "LEASE": env_float("ARENA_LEASE", 15.0),
+    # 1: every bot port (TCP, and the bot WebSocket ports) is bound with SO_REUSEPORT, so that
+    # several arena processes on one host, all started so, share each bot port (the kernel
+    # spreads new connections among them; a bot plays at the arena that accepted it).  0
+    # (default): a port another process listens on is an error, and each arena takes its own.
+    "REUSE_PORT": env_int("ARENA_REUSE_PORT", 0) == 1,
     # Bounds for untrusted input.
     "MAX_LINE_BYTES": env_int("ARENA_MAX_LINE_BYTES", 64 * 1024),
     "MAX_CONNECTIONS": env_int("ARENA_MAX_CONNECTIONS", 5000),
