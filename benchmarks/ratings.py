@@ -207,7 +207,7 @@ def child_rate(args) -> None:
             match = Match.objects.get(pk=match_id)
             seats = list(match.seats.all())
             started = time.perf_counter()
-            rated = ratings.rate_match(match, seats)
+            rated = ratings.rate_match(match, seats, stamp=True)  # as tables.finish calls it
             elapsed = time.perf_counter() - started
         assert rated, f"match {match_id} was not rated"
         return elapsed
@@ -220,7 +220,7 @@ def child_rate(args) -> None:
     original = ratings.rate_match
 
     def run_finish_unrated(match_id: int, result: dict) -> float:
-        ratings.rate_match = lambda match, seats: False
+        ratings.rate_match = lambda match, seats, stamp=False: False
         try:
             return run_finish(match_id, result)
         finally:
@@ -280,7 +280,7 @@ def child_rate(args) -> None:
                 clock = QueryClock()
                 with connection.execute_wrapper(clock):
                     started = time.perf_counter()
-                    ratings.rate_match(match, seats)
+                    ratings.rate_match(match, seats, stamp=True)
                     total_ms += 1000 * (time.perf_counter() - started)
             db_ms += clock.ms
             for sql, _, ms in clock.queries:

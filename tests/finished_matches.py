@@ -11,6 +11,13 @@ def played(game: str, config: dict, seats: list, result: dict, events: list = ()
     """A match of ``game`` with ``seats`` (each a RegisteredBot, ``("builtin", name)``,
     ``("user", user)``, ``"guest"`` or ``"unverified"``, a bot without its key), its
     ``events`` (``(seat, forced, reason, detail, think_ms)``), finished with ``result``."""
+    match = running(game, config, seats, events, imported)
+    tables.finish(match.pk, result)
+    return match
+
+
+def running(game: str, config: dict, seats: list, events: list = (), imported: bool = False) -> Match:
+    """The match :func:`played` makes, left running (not finished)."""
     match = Match.objects.create(game=game, config=config, seed=1, status=Match.Status.RUNNING, imported=imported)
     rows = []
     for index, who in enumerate(seats):
@@ -32,5 +39,4 @@ def played(game: str, config: dict, seats: list, result: dict, events: list = ()
     for seq, (seat, forced, reason, detail, think_ms) in enumerate(events):
         Event.objects.create(match=match, seq=seq, step=seq, seat=seat, action={"x": seq}, forced=forced,
                              reason=reason, detail=detail, think_ms=think_ms)
-    tables.finish(match.pk, result)
     return match

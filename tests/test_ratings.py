@@ -124,3 +124,28 @@ def test_the_leaderboard_api_pages_and_filters_as_the_page_does(owner, client, d
     assert client.get("/api/leaderboard/chess/").status_code == 404
     assert client.get("/api/leaderboard/liars_dice/?page=9").status_code == 400
     assert "/leaderboard/{game}/" in client.get("/api/openapi.json").content.decode()
+
+
+def test_a_rated_match_finishes_after_the_last_match_of_its_identities_even_on_a_clock_that_is_behind(
+        owner, monkeypatch):
+    """The finish time is taken under the ratings' lock, and never before the last rated match
+    of one of its identities (an arena on another host may have its clock behind), so the
+    order ``recompute_ratings`` replays is the order they were rated in."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    a, b = bot(owner, "liars_dice", "a"), bot(owner, "liars_dice", "b")
+    first = played("liars_dice", {"players": 2}, [a, b], {"scores": [2, 0], "winner": 0})
+    first.refresh_from_db()
+    behind = first.finished_at - timedelta(hours=1)
+    monkeypatch.setattr(timezone, "now", lambda: behind)
+    second = played("liars_dice", {"players": 2}, [b, a], {"scores": [2, 0], "winner": 0})
+    unrated = played("liars_dice", {"players": 2}, [a, "guest"], {"scores": [2, 0], "winner": 0})
+    second.refresh_from_db(), unrated.refresh_from_db()
+    assert second.finished_at == first.finished_at + timedelta(microseconds=1)
+    assert unrated.finished_at == behind, "an unrated match keeps its time"
+    assert Rating.objects.get(subject=f"bot:{a.pk}").last_seen == second.finished_at
+    incremental = values("liars_dice")
+    call_command("recompute_ratings", "--game", "liars_dice")
+    assert values("liars_dice") == incremental

@@ -5,6 +5,7 @@ or went on without its arena (a TCP bot port)."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -56,3 +57,18 @@ def test_a_taken_port_stops_the_server_with_a_failure_status_naming_its_setting(
         taken.close()
     assert out.returncode != 0, out.stdout + out.stderr
     assert "CommandError: " + words.format(port=port) in out.stderr
+
+
+@pytest.mark.parametrize("reuse", ["0", "1"])
+def test_a_second_arena_on_the_first_ones_ports_stops_with_a_failure_status(arena_factory, tmp_path, reuse):
+    """Issue 26: a second ``--role arena`` on the same host and ports exits 1 naming a port's
+    setting; also with ``ARENA_REUSE_PORT=1`` when the first arena did not share its ports
+    (``SO_REUSEPORT`` lets a port be shared only by listeners that all asked for it)."""
+    first = arena_factory(role="arena")
+    env = {**first.env, "ARENA_DATA_DIR": str(tmp_path), "ARENA_REUSE_PORT": reuse}
+    out = subprocess.run([sys.executable, str(ROOT / "manage.py"), "serve", "--role", "arena"], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert re.search(r"CommandError: .* bot listener: cannot listen on 127\.0\.0\.1:\d+ \(Address already in use\); "
+                     r"set [A-Z_]+_PORT to a free port", out.stderr), out.stderr
+    assert first.proc.poll() is None, "the first arena goes on"

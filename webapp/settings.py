@@ -319,6 +319,11 @@ ARENA = {
     # Tables no arena holds (built-in bots, bots the server calls, people) are claimed by an
     # arena's sweep while it runs fewer matches than this; the rest waits for an arena with room.
     "CLAIM_RUNNING": env_int("ARENA_CLAIM_RUNNING", 50),
+    # 1: every bot port (TCP, and the bot WebSocket ports) is bound with SO_REUSEPORT, so that
+    # several arena processes on one host, all started so, share each bot port (the kernel
+    # spreads new connections among them; a bot plays at the arena that accepted it).  0
+    # (default): a port another process listens on is an error, and each arena takes its own.
+    "REUSE_PORT": env_int("ARENA_REUSE_PORT", 0) == 1,
     # Bounds for untrusted input.
     "MAX_LINE_BYTES": env_int("ARENA_MAX_LINE_BYTES", 64 * 1024),
     "MAX_CONNECTIONS": env_int("ARENA_MAX_CONNECTIONS", 5000),

@@ -60,11 +60,11 @@ from ninja.openapi.docs import DocsBase, Swagger
 from ninja.security import HttpBearer
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from games.arena import analyses, api_tokens, leaderboard, registry, replay
+from games.arena import analyses, api_tokens, details, leaderboard, registry, replay
 from games.arena.models import Event as EventRow
 from games.arena.models import Match, Rating, RegisteredBot, Seat as SeatRow
 from games.arena.queries import (DONE, MAX_PAGE, PAGE_SIZE, FilterError, check_filters, finished_matches, page_number,
-                                 detail_seats, details_public, seat_summary)
+                                 detail_seats, seat_summary)
 
 
 class BadRequest(ValueError):
@@ -538,11 +538,6 @@ def _bot(bot_id: int) -> RegisteredBot:
     return bot
 
 
-def _owns(asker, bot: RegisteredBot) -> bool:
-    """Whether ``asker`` (``request.auth``) may read ``bot``'s private details: its owner or staff."""
-    return bool(asker and asker.is_authenticated and (asker.pk == bot.owner_id or asker.is_staff))
-
-
 #: Forced moves per page of ``/api/bots/<id>/forced/``.
 FORCED_PAGE = 100
 
@@ -662,7 +657,7 @@ def bot_forced(request, bot_id: int = Path(..., description="The registered bot'
     """The bot's forced moves in matches that are over (a running match's would tell its
     opponents what it was told), details for its owner only."""
     bot = _bot(bot_id)
-    shown = _owns(request.auth, bot) or details_public(bot.game)
+    shown = details.may_see(bot.game, request.auth, holder=details.Holder(bot_owner_id=bot.owner_id))
     its_seat = Exists(SeatRow.objects.filter(match_id=OuterRef("match_id"), index=OuterRef("seat"),
                                           registered_bot_id=bot.pk))
     rows = (EventRow.objects.filter(forced=True, match__status__in=DONE).filter(its_seat)

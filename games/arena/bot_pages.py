@@ -29,8 +29,7 @@ from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
-from games.arena import registry
-from games.arena.queries import details_public
+from games.arena import details, registry
 from games.arena.models import Event, Match, Rating, RatingChange, RegisteredBot, Seat
 
 #: The most matches (its latest) the results, the rating chart and the think time look at.
@@ -309,7 +308,7 @@ def summary(seats: Q, subject: str, game: str, *, show_detail: bool, opponent: s
     forced_total = events.filter(forced=True).count()
 
     return {"rating": rating, "rating_row": rating_facts(rating), "head_to_head": head_to_head,
-            "details_public": details_public(game),
+            "details_public": details.public(game),
             "finished": finished, "matches_seen": len(match_ids),
             "opponent_key": opponent, "opponent": opponents.get(opponent) if opponent else None, "pairing": pairing,
             "pairing_bars": difference_bars(opponents[opponent].differences) if opponent in opponents else [],
@@ -332,12 +331,12 @@ def person_summary(user, game: str, *, show_detail: bool, opponent: str | None =
 def bot_page(request, bot_id: int):
     """``/bots/<id>/?opponent=<key>``: the page of one registered bot (404 for an unknown id).
     Forced moves' details for its owner and staff only, but in a game whose details are
-    public (:func:`~games.arena.queries.details_public`)."""
+    public (:func:`games.arena.details.may_see`)."""
     bot = RegisteredBot.objects.select_related("owner").filter(pk=bot_id).first()
     if bot is None:
         raise Http404("no such bot")
     user = request.user
-    show_detail = details_public(bot.game) or (user.is_authenticated and (user.pk == bot.owner_id or user.is_staff))
+    show_detail = details.may_see(bot.game, user, holder=details.Holder(bot_owner_id=bot.owner_id))
     try:
         spec = registry.get(bot.game)
     except KeyError:
@@ -386,7 +385,8 @@ def person_page(request, username: str):
         raise Http404("no such person")
     viewer = request.user
     me = viewer.is_authenticated and viewer.pk == person.pk
-    show_detail = me or (viewer.is_authenticated and viewer.is_staff)
+    theirs = details.Holder(user_id=person.pk)
+    show_detail = details.may_see(None, viewer, holder=theirs)  # in every game
     name = person.get_username()
     # The games they played (seats in matches past their table's opening), latest first.
     played = list(Seat.objects.filter(user_id=person.pk, kind=Seat.Kind.HUMAN).exclude(match__status=Match.Status.OPEN)
@@ -421,7 +421,7 @@ def person_page(request, username: str):
                "more_bots": their_bots.count() - len(bots) if len(bots) == PERSON_BOTS else 0}
     if game is not None:
         spec = registry.get(game) if game in order else None
-        show_detail = context["show_detail"] = show_detail or details_public(game)
+        show_detail = context["show_detail"] = details.may_see(game, viewer, holder=theirs)
         context.update(person_summary(person, game, show_detail=show_detail, opponent=request.GET.get("opponent") or None))
         context.update({"spec": spec, "title": titles[game], "query": f"game={game}&",
                         "words": {"subject": name, "its": "their", "it": "they", "them": "them",

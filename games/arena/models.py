@@ -122,7 +122,7 @@ class Event(models.Model):
     ``forced`` marks answers the server supplied (timeout, malformed reply, disconnect) with
     ``reason``, which carries public facts only (it is shown to everyone live), and ``detail``,
     the full explanation that may name the seat's own hidden information (shown live only to
-    that seat; once the match is over, to whom :func:`games.arena.queries.detail_seats` allows:
+    that seat; once the match is over, to whom :func:`games.arena.details.may_see` allows:
     an identity's owner, or everyone for a seat of no identity or a game that hides nothing);
     ``think_ms`` is the time from request to answer.
     """

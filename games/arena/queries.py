@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import datetime
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Prefetch, QuerySet
 
-from games.arena import registry
+from games.arena import details, registry
 from games.arena.models import Match, Seat
 
 PAGE_SIZE = 25
@@ -122,33 +122,14 @@ def seat_summary(seat: Seat) -> dict:
             "bot_id": seat.registered_bot_id}
 
 
-def details_public(game: str) -> bool:
-    """Whether forced moves' full ``detail`` is everyone's in ``game``: in a game without
-    hidden information (Blokus) it is (the live table shows it to all, and a bot's debug
-    hints are meant for the viewer, as on the official server); elsewhere it may quote what
-    only its seat knew, or a bot service's error text with its address, so it is its owner's."""
-    try:
-        return not registry.get(game).hidden_information
-    except KeyError:
-        return False
-
-
 def detail_seats(match: Match, user) -> frozenset[int]:
-    """The seats of ``match`` whose forced moves' full ``detail`` ``user`` may read once it is
-    over.  Every seat in a game whose details are public (:func:`details_public`) and for
-    staff.  Otherwise, the seats of an identity are their owner's: a logged-in person's
-    own, a registered bot's owner's (its detail may be its service's error text, with its
-    address); the seats of no identity are everyone's (a bot that connected without a key,
-    a guest, a built-in bot): nobody can prove they are its author, and its detail only
-    repeats what that seat sent or that it was late, which its author needs to debug from the
-    match's download, as before identities existed."""
-    seats = Seat.objects.filter(match_id=match.pk)
-    if details_public(match.game) or (user is not None and user.is_authenticated and user.is_staff):
-        return frozenset(seats.values_list("index", flat=True))
-    readable = Q(registered_bot__isnull=True, user__isnull=True)
-    if user is not None and user.is_authenticated:
-        readable |= Q(user_id=user.pk) | Q(registered_bot__owner_id=user.pk)
-    return frozenset(seats.filter(readable).values_list("index", flat=True))
+    """The seats of ``match`` whose forced moves' full ``detail`` ``user`` (a user, anonymous
+    or None) may read once it is over, as :func:`games.arena.details.may_see` decides for
+    each seat's holder (every seat in a game without hidden information, and for staff; a
+    person's own seats and their bots'; the seats of no identity)."""
+    rows = Seat.objects.filter(match_id=match.pk).values_list("index", "user_id", "registered_bot__owner_id")
+    return frozenset(index for index, user_id, owner_id in rows
+                     if details.may_see(match.game, user, holder=details.Holder(user_id, owner_id)))
 
 
 def winners(result: dict | None) -> set[int]:

@@ -16,13 +16,20 @@ defaults too and moves with each rated match.
 A match is rated when it finishes, in the transaction that stores its result
 (:func:`rate_match`, called by :func:`games.arena.tables.finish`), in that order; the
 ratings are a function of the finished matches in finishing order, so :func:`recompute`
-(``manage.py recompute_ratings``) replays them and gives exactly the same numbers.
+(``manage.py recompute_ratings``) replays them and gives exactly the same numbers.  Several
+arena processes may finish matches at once: a match locks its identities' ratings first
+(creating a newcomer's with an upsert, so two first matches of one identity do not both
+insert it) and only then takes its finish time, later than the last match of each of them
+(:func:`rate_match` with ``stamp``).  Two matches that share an identity are therefore
+rated, committed and stamped in one order, the order :func:`recompute` replays.
 """
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone as tz
 from functools import lru_cache
 
 from django.db import connection, transaction
+from django.utils import timezone
 
 from games.arena import registry
 
@@ -58,12 +65,18 @@ def subject_of(seat) -> tuple[str, dict] | None:
     return None
 
 
-def rate_match(match, seats: list) -> bool:
+def rate_match(match, seats: list, stamp: bool = False) -> bool:
     """Update the ratings of ``match`` (finished, ``match.result`` set) with ``seats`` (its
     :class:`Seat` rows); returns whether it was rated (module docstring says when it is not).
     Call inside the transaction that stores the result.  Each seat's
-    :class:`~games.arena.models.RatingChange` keeps its rating before and after."""
-    from games.arena.models import Rating, RatingChange
+    :class:`~games.arena.models.RatingChange` keeps its rating before and after.
+
+    With ``stamp`` (a match finishing now, :func:`games.arena.tables.finish`), a rated
+    match's ``finished_at`` is set here, once its ratings are locked: the time now, but at
+    least a microsecond after the last rated match of each of its identities (``last_seen``:
+    another host's clock may be behind), so that :func:`recompute`'s order (``finished_at``,
+    then id) is the order the ratings were updated in.  Without it (:func:`recompute`) the
+    stored time is kept.  An unrated match keeps the time its caller stored."""
 
     spec = registry.get(match.game)
     if match.imported:
@@ -77,17 +90,15 @@ def rate_match(match, seats: list) -> bool:
         return False
     anchor = spec.rating_anchor
     keys = [key for key, _ in subjects]
-    # Steady state is two statements on PostgreSQL (one locked read; one data-modifying CTE
-    # that updates the ratings and inserts the changes) and three on SQLite, in raw SQL: the
-    # ORM's own work (querysets, model rows) was most of a millisecond a match, and each
-    # statement is a round trip to the server (benchmarks/ratings.py).
-    known = _locked_ratings(match.game, keys)
-    newcomers = [Rating(game=match.game, subject=key, mu=MU, sigma=SIGMA, name=seat.display_name, **fields)
-                 for (key, fields), seat in zip(subjects, seats) if key not in known]
-    if newcomers:  # a subject's first rated match (rare): the ORM, which reads back their ids
-        Rating.objects.bulk_create(newcomers)  # PostgreSQL, SQLite >= 3.35
-        known.update((r.subject, (r.pk, MU, SIGMA, 0, 0, 0)) for r in newcomers)
-    ratings = [known[key] for key in keys]  # (id, mu, sigma, matches, wins, draws)
+    # Three statements on PostgreSQL (the locking upsert; the read; one data-modifying CTE
+    # that updates the ratings, inserts the changes and stamps the match) and four on SQLite,
+    # in raw SQL: the ORM's own work (querysets, model rows) was most of a millisecond a
+    # match, and each statement is a round trip to the server (benchmarks/ratings.py).
+    known = _locked_ratings(match.game, [(key, fields, seat.display_name) for (key, fields), seat
+                                         in zip(subjects, seats)])
+    ratings = [known[key][:6] for key in keys]  # (id, mu, sigma, matches, wins, draws)
+    if stamp:
+        match.finished_at = _finish_time(known[key][6] for key in keys)
     teams = spec.teams(match.config) or [(None, (seat.index,)) for seat in seats]
     m = model()
     team_ratings = [[m.rating(mu=ratings[i][1], sigma=ratings[i][2]) for i in members] for _, members in teams]
@@ -105,30 +116,67 @@ def rate_match(match, seats: list) -> bool:
         mu, sigma = (MU, SIGMA) if fixed else after[i]
         rows.append((pk, mu, sigma, matches + 1, wins + (outright and ranks[i] == best), draws + (not outright),
                      i, ranks[i], mu_before, sigma_before))
-    _store(match, rows)
+    _store(match, rows, stamp)
     return True
 
 
-def _locked_ratings(game: str, keys: list[str]) -> dict[str, tuple]:
-    """``{subject: (id, mu, sigma, matches, wins, draws)}`` of ``game``'s ratings among
-    ``keys``, locked until the transaction ends (PostgreSQL; SQLite's writer holds the whole
-    database already), so two matches finishing at once rate one after the other."""
+def _locked_ratings(game: str, subjects: list[tuple[str, dict, str]]) -> dict[str, tuple]:
+    """``{subject: (id, mu, sigma, matches, wins, draws, last_seen)}`` of ``game``'s ratings
+    of ``subjects`` (``(key, fields, name)`` as :func:`subject_of` gives them, with the
+    seat's name), a newcomer's made at openskill's defaults; locked until the transaction
+    ends (PostgreSQL; SQLite's writer holds the whole database already), so two matches
+    finishing at once rate one after the other.
+
+    One upsert makes the missing rows and locks the others (PostgreSQL: ``ON CONFLICT DO
+    UPDATE ... WHERE false`` locks a row it finds and changes nothing); rows are taken in
+    the order of their keys, so two transactions never wait for each other in a circle.  A
+    row that another transaction is inserting is waited for, then locked: two first matches
+    of one identity do not both insert it (the unique constraint ``one_rating_per_game``).
+    The read that follows is a statement of its own, which sees the latest committed values
+    of the rows now locked."""
     from games.arena.models import Rating
 
-    marks = ", ".join(["%s"] * len(keys))
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    table = Rating._meta.db_table
+    subjects = sorted(subjects, key=lambda subject: subject[0])
+    rows, params = [], []
+    for key, fields, name in subjects:
+        rows.append("(%s, %s, %s, %s, %s, %s, %s, %s, 0, 0, 0)")
+        params += [game, key, name[:64], fields.get("registered_bot_id"), fields.get("user_id"),
+                   fields.get("builtin_bot", ""), MU, SIGMA]
+    take = ("DO UPDATE SET game = EXCLUDED.game WHERE false" if connection.vendor == "postgresql"
+            else "DO NOTHING")
+    marks = ", ".join(["%s"] * len(subjects))
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT subject, id, mu, sigma, matches, wins, draws FROM {Rating._meta.db_table} "
-                       f"WHERE game = %s AND subject IN ({marks}){lock}", [game, *keys])
+        cursor.execute(f"INSERT INTO {table} (game, subject, name, registered_bot_id, user_id, builtin_bot, mu, "
+                       f"sigma, matches, wins, draws) VALUES {', '.join(rows)} ON CONFLICT (game, subject) {take}",
+                       params)
+        cursor.execute(f"SELECT subject, id, mu, sigma, matches, wins, draws, last_seen FROM {table} "
+                       f"WHERE game = %s AND subject IN ({marks})", [game, *(key for key, _, _ in subjects)])
         return {subject: tuple(rest) for subject, *rest in cursor.fetchall()}
 
 
-def _store(match, rows: list[tuple]) -> None:
+def _finish_time(last_seen) -> datetime:
+    """Now, or a microsecond after the latest of ``last_seen`` (the locked ratings' last
+    rated matches' finish times; None, or SQLite's text, for a newcomer) if that is not
+    earlier: finish times strictly increase along every identity's matches."""
+    now = timezone.now()
+    for seen in last_seen:
+        if isinstance(seen, str):  # SQLite's raw cursor
+            seen = datetime.fromisoformat(seen)
+        if seen is not None:
+            seen = seen if seen.tzinfo is not None else seen.replace(tzinfo=tz.utc)
+            now = max(now, seen + timedelta(microseconds=1))
+    return now
+
+
+def _store(match, rows: list[tuple], stamp: bool = False) -> None:
     """Write each rating's new values and a :class:`RatingChange` per seat (``rows`` as
-    :func:`rate_match` builds them): one statement on PostgreSQL, two on SQLite."""
-    from games.arena.models import Rating, RatingChange
+    :func:`rate_match` builds them) and, with ``stamp``, ``match.finished_at``: one
+    statement on PostgreSQL, two or three on SQLite."""
+    from games.arena.models import Match, Rating, RatingChange
 
     rating_table, change_table = Rating._meta.db_table, RatingChange._meta.db_table
+    match_table = Match._meta.db_table
     seen = connection.ops.adapt_datetimefield_value(match.finished_at)
     values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
     params = [value for row in rows for value in row]
@@ -143,14 +191,18 @@ def _store(match, rows: list[tuple]) -> None:
             typed = ("(%s::bigint, %s::float8, %s::float8, %s::int, %s::int, %s::int, %s::int, %s::int, "
                      "%s::float8, %s::float8)")
             values = ", ".join([typed] + ["(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"] * (len(rows) - 1))
-            cursor.execute(f"WITH new ({columns}) AS (VALUES {values}), "
+            # (A data-modifying CTE runs whether or not the query reads it.)
+            stamped = f"stamped AS (UPDATE {match_table} SET finished_at = %s WHERE id = %s), " if stamp else ""
+            cursor.execute(f"WITH new ({columns}) AS (VALUES {values}), {stamped}"
                            f"updated AS (UPDATE {rating_table} AS r SET {set_new} FROM new WHERE r.id = new.id) "
-                           f"{insert}", [*params, match.pk, seen, match.pk])
-        else:  # SQLite (>= 3.33 for UPDATE ... FROM): the same in two statements
+                           f"{insert}", [*params, *([seen, match.pk] if stamp else []), match.pk, seen, match.pk])
+        else:  # SQLite (>= 3.33 for UPDATE ... FROM): the same in two statements, and the stamp
             new = f"WITH new ({columns}) AS (VALUES {values}) "
             cursor.execute(f"{new}UPDATE {rating_table} SET {set_new} FROM new WHERE {rating_table}.id = new.id",
                            [*params, match.pk, seen])
             cursor.execute(f"{new}{insert}", [*params, match.pk])
+            if stamp:
+                cursor.execute(f"UPDATE {match_table} SET finished_at = %s WHERE id = %s", [seen, match.pk])
 
 
 def recompute(game: str | None = None) -> int:

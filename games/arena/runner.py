@@ -15,6 +15,7 @@ from typing import Callable, NamedTuple
 
 import orjson
 
+from games.arena.details import PUBLIC, may_see
 from games.arena.eventlog import EventRow, EventWriter
 from games.arena.registry import GameSpec
 from games.arena.replay import pack_snapshot
@@ -68,8 +69,9 @@ LOOP_TURNS_AFTER_HAPPENINGS = 2
 
 class Told(NamedTuple):
     """What a step told that the next views carry: the rules' ``happenings``, the step's
-    ``answers`` (public facts only, :meth:`EventRow.told`; None: no step) and ``details``
-    (seat -> its own answer's full explanation, for hidden-information games; else None)."""
+    ``answers`` (as the spectators see them, :meth:`EventRow.told`; None: no step) and
+    ``details`` (seat -> its answer's full explanation where the spectators may not see it,
+    for the views that may: games/arena/details.py; else None)."""
 
     happenings: list
     answers: list | None
@@ -342,8 +344,9 @@ class MatchRunner:
             body["view"] = self._public_view()
             return body
         body["view"] = state.full_observation() if state.is_terminal() else state.observation(audience)
-        if details and audience in details:
-            body["answers"] = [dict(a, detail=details[audience]) if a["seat"] == audience else a for a in answers]
+        if details:  # the details this audience may see (games/arena/details.py), in their answers
+            body["answers"] = [dict(a, detail=details[a["seat"]]) if a["seat"] in details
+                               and may_see(self.spec.slug, audience, seat=a["seat"]) else a for a in answers]
         body["request"] = None if state.is_terminal() else self.endpoints[audience].open_request
         return body
 
@@ -504,11 +507,11 @@ class MatchRunner:
                 self._tell(watcher, happenings, told)
         if self.snapshot_every and self.step % self.snapshot_every == 0:
             self.snapshots.append((self.step, self.seq, pack_snapshot(self.state, self.seq)))
-        # With nothing to hide, details (a bot's debug hints, a refused move) go to everyone;
-        # else only to their own seat.
-        hidden = self.spec.hidden_information
-        return Told(happenings, [e.told(not hidden) for e in events],
-                    {e.seat: e.detail for e in events if e.detail} if hidden else None)
+        # Details (a bot's debug hints, a refused move) in everyone's answers where the
+        # spectators may see them (games/arena/details.py); else kept for the views that may.
+        shown = [may_see(self.spec.slug, PUBLIC, seat=e.seat) for e in events]
+        return Told(happenings, [e.told(public) for e, public in zip(events, shown)],
+                    {e.seat: e.detail for e, public in zip(events, shown) if e.detail and not public} or None)
 
     def _must_stop(self) -> bool:
         """Whether the match stops unfinished after this step: nobody is left to play for

@@ -831,8 +831,8 @@ def finish(match_id: int, result: dict, analysis_subjects: list = (), run: Run |
         if analysis_subjects:
             Analysis.objects.bulk_create(analyses.pending_rows(match_id, list(analysis_subjects)))
         match, seats = _table(match_id)
-        if match is not None:
-            ratings.rate_match(match, seats)
+        if match is not None:  # a rated match's finished_at is set again there, under its ratings' lock
+            ratings.rate_match(match, seats, stamp=True)
     return True
 
 

@@ -538,10 +538,16 @@ class BotListener:
             conn.close()
 
 
-def _listening_sockets(host: str, port: int, backlog: int = 1024) -> list:
+def listening_sockets(host: str, port: int, backlog: int = 1024, reuse_port: bool = False) -> list:
     """Bound, listening, non-blocking sockets for every address ``host`` resolves to (as
-    ``loop.create_server`` binds them; ``""`` is every address).  Raises ``OSError`` (e.g. the
-    port is taken)."""
+    ``loop.create_server`` binds them; ``""`` is every address).  With ``reuse_port``
+    (``ARENA_REUSE_PORT``), each is bound with ``SO_REUSEPORT``: several arena processes on
+    one host, all binding so, then listen on the same port, and the kernel gives each new
+    connection to one of them (Linux: spread by a hash of the peer's address and port).
+    Raises ``OSError`` (e.g. the port is taken, by a listener without ``SO_REUSEPORT`` too,
+    or the system has no ``SO_REUSEPORT``)."""
+    if reuse_port and not hasattr(socket, "SO_REUSEPORT"):
+        raise OSError("SO_REUSEPORT is not available on this system; unset ARENA_REUSE_PORT")
     infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     sockets = []
     try:
@@ -549,6 +555,8 @@ def _listening_sockets(host: str, port: int, backlog: int = 1024) -> list:
             sock = socket.socket(family, kind, proto)
             sockets.append(sock)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if reuse_port:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             if family == socket.AF_INET6:  # one socket per family, as create_server does
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             sock.bind(address)
@@ -565,16 +573,22 @@ def _listening_sockets(host: str, port: int, backlog: int = 1024) -> list:
 
 async def start_bot_listener(make_connection: Callable[[], BotConnection], host: str, port: int,
                              max_connections: int, name: str, connections: set,
-                             admission: Admission | None = None) -> BotListener:
+                             admission: Admission | None = None, reuse_port: bool | None = None) -> BotListener:
     """Listen on ``host:port`` for one game's bots; ``make_connection()`` builds the protocol
     (a :class:`BotConnection` registering itself in ``connections``) of each admitted peer.
 
     Past ``max_connections`` open connections, or when ``admission`` refuses the address, a new
-    connection is closed at once (one log line a second at most).  Raises ``OSError`` when the
-    address cannot be bound."""
-    sockets = _listening_sockets(host, port)
+    connection is closed at once (one log line a second at most).  ``reuse_port``: bind with
+    ``SO_REUSEPORT`` (:func:`listening_sockets`; None: as ``ARENA_REUSE_PORT`` says, for
+    every game's bot port).  Raises ``OSError`` when the address cannot be bound."""
+    if reuse_port is None:
+        from django.conf import settings
+
+        reuse_port = settings.ARENA.get("REUSE_PORT", False)
+    sockets = listening_sockets(host, port, reuse_port=reuse_port)
     listener = BotListener(sockets, make_connection, connections, max_connections, admission, name)
-    log.info("%s: listening for bots on %s:%d", name, host, listener.port)
+    log.info("%s: listening for bots on %s:%d%s", name, host, listener.port,
+             " (shared: SO_REUSEPORT)" if reuse_port else "")
     return listener
 
 

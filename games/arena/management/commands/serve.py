@@ -342,6 +342,31 @@ def refuse_unsafe_listeners() -> None:
         raise CommandError("refusing to start: " + "; ".join(problems))
 
 
+def bot_socket_listeners() -> list:
+    """Listening sockets, bound with ``SO_REUSEPORT`` (``ARENA_REUSE_PORT``), of every game's
+    bot WebSocket port (Hanabi's), for Daphne to adopt: several arenas on one host then share
+    them as they share the TCP bot ports (games/arena/transport.py ``listening_sockets``).
+    Raises :class:`~games.arena.service.ListenerError` naming the port's setting when one
+    cannot be bound."""
+    from games.arena.bot_sockets import bot_socket_doors
+    from games.arena.service import ListenerError, cannot_listen
+    from games.arena.transport import listening_sockets
+
+    sockets: list = []
+    try:
+        for (host, port), (spec, door) in bot_socket_doors().items():
+            try:
+                sockets += listening_sockets(host, port, reuse_port=True)
+            except OSError as exc:
+                raise ListenerError(cannot_listen(f"{spec.door_label(door)} bot listener", host, port,
+                                                  exc.strerror or str(exc), door.port_setting)) from None
+    except ListenerError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
 class Command(BaseCommand):
     help = "Run the arena: web server, bot listeners and match runners."
 
@@ -422,11 +447,15 @@ class Command(BaseCommand):
             reactor.stop()
 
         def ready():
+            for sock in shared:  # Twisted listens on a copy of each
+                listen_success(reactor.adoptStreamPort(sock.fileno(), sock.family, server.http_factory))
+                sock.close()
             install_bounds(server)
             if port is not None:
                 log.info("web server on http://%s:%d/", host, port)
             for (bot_host, bot_port), game in bot_socket_addresses().items() if with_arena else ():
-                log.info("%s: listening for bots on %s:%d (WebSocket, any path)", game, bot_host, bot_port)
+                log.info("%s: listening for bots on %s:%d (WebSocket, any path%s)", game, bot_host, bot_port,
+                         "; shared: SO_REUSEPORT" if shared else "")
             freeze_startup_heap()
             if arena is not None:
                 asyncio.ensure_future(arena.start()).add_done_callback(arena_started)
@@ -435,11 +464,16 @@ class Command(BaseCommand):
             reactor.addSystemEventTrigger(
                 "before", "shutdown", lambda: defer.Deferred.fromFuture(asyncio.ensure_future(arena.stop())))
         endpoints = [f"tcp:port={port}:interface={host}"] if port is not None else []
-        if with_arena:
+        # Bound here with SO_REUSEPORT, which Twisted's tcp: endpoint cannot set; adopted in ready().
+        shared = bot_socket_listeners() if with_arena and settings.ARENA["REUSE_PORT"] else []
+        if with_arena and not shared:
             endpoints += [f"tcp:port={bot_port}:interface={bot_host}" for bot_host, bot_port in bot_socket_addresses()]
-        server = Server(application=application, endpoints=endpoints,
+        # (Daphne exits when given no endpoint, as an arena whose only ports are adopted is.)
+        server = Server(application=application, endpoints=endpoints or ["adopted"],
                         ready_callable=ready, verbosity=0, websocket_max_message_size=MAX_WEBSOCKET_MESSAGE_BYTES,
                         websocket_max_frame_size=MAX_WEBSOCKET_MESSAGE_BYTES)
+        server.endpoints = endpoints
+
         def listen_success(listening):
             """Daphne's own (it notes the address), then admission at this port's accept."""
             Server.listen_success(server, listening)
@@ -447,7 +481,11 @@ class Command(BaseCommand):
 
         server.listen_error = listen_error
         server.listen_success = listen_success
-        server.run()
+        try:
+            server.run()
+        finally:
+            for sock in shared:  # not adopted (the server stopped before it was ready)
+                sock.close()
         if failures:
             raise ListenerError("; ".join(failures))
 
