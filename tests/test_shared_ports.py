@@ -76,8 +76,6 @@ def test_two_arenas_share_every_bot_port_with_reuse_port(arena_factory):
 
 
 @pytest.mark.services
-@pytest.mark.xfail(reason="until the own lane of issue 26 lands: a connecting bot may take an open seat at "
-                          "another arena's table (tables.claim_bot_seat knows no owner)", strict=False)
 def test_two_arenas_on_one_database_share_the_bot_ports_and_seat_each_bot_where_it_connected(
         arena_factory, scaled_env):  # noqa: F811
     arenas, port = two_arenas_on_shared_ports(arena_factory, scaled_env)
