@@ -156,8 +156,11 @@ def test_every_game_plays_at_either_arena_and_each_match_runs_once(arena_factory
 
         def all_over():
             rows = matches(shared_env)
-            return len(rows) >= len(builtin) + 2 + 4 and all(s in ("finished",) for _, s, _, _ in rows.values()) and rows
-        rows = wait_until(all_over, 180, "every match finished")
+            return len(rows) >= len(builtin) + 2 + 6 and all(s == "finished" for _, s, _, _ in rows.values()) and rows
+        try:
+            rows = wait_until(all_over, 300, "every match finished")
+        except AssertionError:
+            raise AssertionError(f"not every match finished: {matches(shared_env)}") from None
     finally:
         for client in clients:
             client.close()
