@@ -11,10 +11,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import channel_layers
 
-from games.arena import service, tables
 from games.arena.models import Match
-from games.arena.seats import Answer, SeatEndpoint, resolved
-from games.arena.service import Arena
+from games.arena.play import arena as service, tables
+from games.arena.play.arena import Arena
+from games.arena.play.seats import Answer, SeatEndpoint, resolved
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

@@ -24,15 +24,17 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
-from games.arena import bot_keys, control, http_bots, registry, replay, tables
-from games.arena.analyses import Analyst
-from games.arena.bot_sockets import SocketGames
-from games.arena.eventlog import EventWriter
-from games.arena.names import claimed_bot_name
+from games.arena import registry
+from games.arena.bots import bot_keys, http_bots
+from games.arena.bots.bot_sockets import SocketGames
+from games.arena.bots.names import claimed_bot_name
 from games.arena.models import ArenaProcess, Match, Seat
-from games.arena.presence import PRESENCE_GROUP, Watched
-from games.arena.runner import MatchRunner, table_group
-from games.arena.seats import BuiltinSeat, HumanSeat, SeatEndpoint
+from games.arena.play import control, replay, tables
+from games.arena.play.analyses import Analyst
+from games.arena.play.eventlog import EventWriter
+from games.arena.play.presence import PRESENCE_GROUP, Watched
+from games.arena.play.runner import MatchRunner, table_group
+from games.arena.play.seats import BuiltinSeat, HumanSeat, SeatEndpoint
 
 log = logging.getLogger("arena")
 
@@ -80,7 +82,7 @@ class NameTaken(ValueError):
 def auto_pace() -> float:
     """The pace of the tables the server makes for connecting bots (automatic tables, prepared
     rooms): ``ARENA_AUTO_TABLE_PACE`` seconds a move, held to 0 ..
-    :data:`~games.arena.tables.MAX_PACE` (0, full speed, by default: bots written for the
+    :data:`~games.arena.play.tables.MAX_PACE` (0, full speed, by default: bots written for the
     original servers expect their pace)."""
     return min(max(float(settings.ARENA["AUTO_TABLE_PACE"]), 0.0), tables.MAX_PACE)
 
@@ -155,7 +157,7 @@ class Arena:
         self.table_hooks: list = []
         #: Which view groups the web processes watch (the runners publish only to those).
         self.watched = Watched()
-        #: Analyses of finished matches (games/arena/analyses.py), one part at a time.
+        #: Analyses of finished matches (games/arena/play/analyses.py), one part at a time.
         self.analyst = Analyst()
 
     # --- life cycle -------------------------------------------------------------------------
@@ -666,15 +668,15 @@ class Arena:
     async def identify_bot(self, game: str, key, host: str, endpoint: SeatEndpoint) -> None:
         """A connecting bot of ``game`` presented ``key`` from address ``host``: on success the
         ``endpoint`` plays as that registered bot (``bot_id``, its name).  Raises
-        :class:`~games.arena.bot_keys.KeyRefused` (the message for the bot); a wrong key counts
-        as a guess of ``host`` (:data:`~games.arena.bot_keys.KEY_FAILURES_BY_ADDRESS`)."""
+        :class:`~games.arena.bots.bot_keys.KeyRefused` (the message for the bot); a wrong key counts
+        as a guess of ``host`` (:data:`~games.arena.bots.bot_keys.KEY_FAILURES_BY_ADDRESS`)."""
         bot = await sync_to_async(bot_keys.identify)(game, key, host)
         endpoint.bot_id = bot.pk
         endpoint.display_name = bot.name
 
     async def claims_bot_name(self, game: str, name: str) -> bool:
         """Whether a bot of ``game`` that presented no key claims a registered bot's name, or a
-        look-alike, with ``name`` (:func:`games.arena.names.claimed_bot_name`): each door then
+        look-alike, with ``name`` (:func:`games.arena.bots.names.claimed_bot_name`): each door then
         answers as its protocol allows, never seating it under that name."""
         return await sync_to_async(claimed_bot_name)(game, name)
 
@@ -684,7 +686,7 @@ class Arena:
 
     async def seated_names(self, match_id: int) -> list[tuple[int, str | None]]:
         """``(seat id, name)`` of each seat of ``match_id`` in seat order, None for a seat
-        not taken (:func:`games.arena.tables.seated_names`)."""
+        not taken (:func:`games.arena.play.tables.seated_names`)."""
         return await sync_to_async(tables.seated_names)(match_id)
 
     async def bot_named(self, seat_id: int, name: str) -> None:
