@@ -158,7 +158,7 @@ def builtin_round(arenas: int, template: Template, args) -> dict:
         pids = [s.proc.pid for s in side.servers]
         t0 = time.monotonic()
         # Written in one transaction once every arena runs: they appear at once, to be claimed.
-        shell(side.env, "from django.db import transaction\nfrom games.arena import tables\n"
+        shell(side.env, "from django.db import transaction\nfrom games.arena.play import tables\n"
                         "with transaction.atomic():\n"
                         f"    for _ in range({args.tables}):\n"
                         f"        tables.create_table('liars_dice', {{'players': 2, 'dice': {args.dice}, "
@@ -239,8 +239,8 @@ def claim_and_renew(template: Template, args) -> dict:
     django.setup()
     from django.db import connection
 
-    from games.arena import tables
     from games.arena.models import Match
+    from games.arena.play import tables
 
     try:
         claims = []

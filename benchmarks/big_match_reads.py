@@ -45,11 +45,12 @@ def main() -> None:
     from django.core.management import call_command
     from django.test import Client
 
-    from games.arena import registry, replay, tables
-    from games.arena.eventlog import write_rows
+    from games.arena import registry
     from games.arena.models import Match, Snapshot
-    from games.arena.runner import MatchRunner
-    from games.arena.seats import BuiltinSeat
+    from games.arena.play import replay, tables
+    from games.arena.play.eventlog import write_rows
+    from games.arena.play.runner import MatchRunner
+    from games.arena.play.seats import BuiltinSeat
     from games.liars_dice.bots import probability_bot
     from games.liars_dice.game import MATCH_BUDGET
 

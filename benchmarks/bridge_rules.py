@@ -6,7 +6,7 @@ end at all levels and some boards are passed out) and then uniformly random lega
 the end of trick 13.  Measured three ways, alternated in rounds so that the shared
 machine's load falls on all alike (CPU time of this process):
 
-- **runner**: driven as the arena's runner drives a game (``games/arena/runner.py``): per
+- **runner**: driven as the arena's runner drives a game (``games/arena/play/runner.py``): per
   decision ``to_act()``, ``observation(seat)`` of the seat asked, ``legal_actions(seat)``, a
   random pick, ``apply``, and the spectators' ``public_observation()``;
 - **engine**: the State API alone (``to_act``, ``legal_actions``, ``apply``), no views;

@@ -216,11 +216,11 @@ def channels_floor(script: list):
     """The same script through a Channels ``AsyncWebsocketConsumer`` (Channels' consumer,
     dispatch and channel layer, our ``LocalChannelLayer`` as ours has; no Django project, no
     middleware), for :func:`serve_daphne`.  Its ``dispatch`` skips Channels' hop to a worker
-    thread per message, as ours does (games/arena/bot_sockets.py)."""
+    thread per message, as ours does (games/arena/bots/bot_sockets.py)."""
     import django
     from django.conf import settings
 
-    settings.configure(CHANNEL_LAYERS={"default": {"BACKEND": "games.arena.layers.LocalChannelLayer",
+    settings.configure(CHANNEL_LAYERS={"default": {"BACKEND": "games.arena.play.layers.LocalChannelLayer",
                                                    "CONFIG": {"capacity": 1000}}})
     django.setup()
     from channels.consumer import get_handler_name

@@ -73,9 +73,9 @@ async def run(port: int, matches: int) -> None:
     from asgiref.sync import sync_to_async
     from django.contrib.auth.models import User
 
-    from games.arena import tables
     from games.arena.models import Event, RegisteredBot
-    from games.arena.service import Arena
+    from games.arena.play import tables
+    from games.arena.play.arena import Arena
     from games.jass import transport
 
     owner = await sync_to_async(lambda: User.objects.create(username="bench"))()

@@ -7,7 +7,7 @@ plus 36 cards) and cards (moves) per second, of
   (``check_move_validity=True``), playing N deals.  Per card it builds a ``GameObservation``
   for the player on turn; the agent computes the valid cards from it and draws one; the Arena
   computes them again to check the card, then plays it.
-- **ours, driven as the arena's runner drives it** (``games/arena/runner.py``): per decision
+- **ours, driven as the arena's runner drives it** (``games/arena/play/runner.py``): per decision
   ``to_act()``; the observation of the seat asked (``observation(seat)``: what a built-in bot
   gets, and what an HTTP bot's request body is built from); ``legal_actions(seat)``; a
   uniformly random legal action (``legal[int(random() * len(legal))]``: the pick is the

@@ -3,7 +3,7 @@
 Bots that parse one JSON object per read (common in courses; they work on the reference
 server) break on such a read.  The server writes each message on its own, and on tables
 without people publishes the views between a ``round_over`` and the next ``move_request``
-(games/arena/runner.py), which leaves the bot time to read the first one alone.
+(games/arena/play/runner.py), which leaves the bot time to read the first one alone.
 
 How: ``manage.py serve`` (tests.serverproc), an automatic table of ``--games`` games of 2
 players with 2 dice, and benchmarks/node/ld_per_read.js (two Node bots counting their reads).

@@ -24,7 +24,7 @@ What it measures
       from its log gives the result stored for it.
 
 How
-    The arena (``games.arena.service.Arena``, the same object ``manage.py serve`` runs, with
+    The arena (``games.arena.play.arena.Arena``, the same object ``manage.py serve`` runs, with
     its TCP listener, runners, channel layer and SQLite event writer) runs in this process on
     its own asyncio loop, with a fresh SQLite file in a temporary ``ARENA_DATA_DIR`` (migrated
     first), started as ``serve --role arena`` starts it (then ``freeze_startup_heap``).  The
@@ -322,8 +322,8 @@ class StepParts:
         """Wrap the parts (class docstring), in this process, for good."""
         import gc
 
-        from games.arena import eventlog, runner
-        from games.arena.transport import BotConnection
+        from games.arena.bots.transport import BotConnection
+        from games.arena.play import eventlog, runner
         from games.liars_dice import protocol
         from games.liars_dice.rules import LiarsDiceState
         from games.liars_dice.transport import LiarsDiceBot
@@ -443,7 +443,7 @@ class StepParts:
 
 
 async def server_main(args, results: dict, parts: StepParts | None = None) -> None:
-    from games.arena.service import Arena
+    from games.arena.play.arena import Arena
 
     from games.arena.management.commands.serve import freeze_startup_heap
 
@@ -480,8 +480,8 @@ def check_log(results: dict) -> dict:
     bots make none: every raise is valid, as for the reference)."""
     from django.db.models import Count, Max
 
-    from games.arena import replay
     from games.arena.models import Event, Match
+    from games.arena.play import replay
     from games.liars_dice.rules import new_state
 
     matches = list(Match.objects.order_by("pk"))

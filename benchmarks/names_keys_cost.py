@@ -1,9 +1,9 @@
 """What names and keys cost the server (issue 23, *Names and keys*), in CPU time of this process.
 
-- A name's look-alike keys (``games.arena.names.name_keys``: two ICU skeletons and case
+- A name's look-alike keys (``games.arena.bots.names.name_keys``: two ICU skeletons and case
   foldings), for a short name, 40 Latin letters, and the longest expansions (U+FDFA, 18
   letters each) at 40 and at the bound of 150 characters.
-- A wrong bot key (``games.arena.bot_keys.identify``: SHA-256, a lookup in the unique index of
+- A wrong bot key (``games.arena.bots.bot_keys.identify``: SHA-256, a lookup in the unique index of
   key hashes, the address's count in the cache), which a right key never waits behind: past
   ``ARENA_BOT_KEY_FAILURES_PER_MINUTE`` each one also costs its connection, so an address pays
   for at most ``ARENA_CONNECTIONS_PER_S_PER_ADDRESS`` of them a second.
@@ -42,8 +42,8 @@ def main() -> None:
     django.setup()
     from django.db import connection
 
-    from games.arena import bot_keys
-    from games.arena.names import name_keys
+    from games.arena.bots import bot_keys
+    from games.arena.bots.names import name_keys
 
     print(f"load average {os.getloadavg()[0]:.1f}")
     for label, name in [("alice…", "alice…"), ("40 Latin letters", "x" * 40),

@@ -30,11 +30,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("codec (the game's protocol.py)", ("hanabi/protocol.py", "blokus/protocol.py", "liars_dice/protocol.py")),
     ("endpoint (the game's transport.py)", ("hanabi/transport.py", "blokus/transport.py",
                                             "liars_dice/transport.py")),
-    ("runner (runner.py)", ("arena/runner.py",)),
-    ("seats, requests, deadlines (seats.py)", ("arena/seats.py",)),
-    ("arena transport (connections, framing)", ("arena/transport.py",)),
-    ("bot sockets (bot_sockets.py)", ("arena/bot_sockets.py",)),
-    ("arena: other (service, tables, lobby, consumers)", ("games/arena/", "games/", "webapp/")),
+    ("runner (runner.py)", ("arena/play/runner.py",)),
+    ("seats, requests, deadlines (seats.py)", ("arena/play/seats.py",)),
+    ("arena transport (connections, framing)", ("arena/bots/transport.py",)),
+    ("bot sockets (bot_sockets.py)", ("arena/bots/bot_sockets.py",)),
+    ("arena: other (arena.py, tables, lobby, consumers)", ("games/arena/", "games/", "webapp/")),
     ("our Daphne glue (serve.py: send_text_now, bounds)", ("commands/serve.py",)),
     ("database (Django ORM, sqlite3)", ("django/db/", "sqlite3/")),
     ("Django: other", ("django/",)),
@@ -102,7 +102,7 @@ def layer_of(frames: list[str]) -> str:
     :data:`IDLE` for a thread that waits."""
     if any(frames[-1].startswith(wait) or f".{wait}" in frames[-1] for wait in WAITING):
         return IDLE
-    if any("arena/eventlog.py" in f for f in frames):
+    if any("arena/play/eventlog.py" in f for f in frames):
         return EVENT_LOG
     if any("concurrent/futures/thread.py" in f for f in frames):
         return EXECUTOR

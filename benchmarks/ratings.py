@@ -7,10 +7,10 @@
    state): Liar's Dice matches of 2-4 seats (``--ld-matches``, 2,000) and Jass matches (4
    seats, 2 teams; ``--jass-matches``, 500), each of three kinds, interleaved:
 
-   - ``rate_match``: :func:`games.arena.ratings.rate_match` alone, inside the transaction
-     that stored the result (as :func:`games.arena.tables.finish` calls it; the commit is
+   - ``rate_match``: :func:`games.arena.ratings.rating.rate_match` alone, inside the transaction
+     that stored the result (as :func:`games.arena.play.tables.finish` calls it; the commit is
      not in this figure);
-   - ``finish``: the whole :func:`games.arena.tables.finish` (status, result, final scores,
+   - ``finish``: the whole :func:`games.arena.play.tables.finish` (status, result, final scores,
      rating, commit);
    - ``finish, no rating``: the same with ``rate_match`` replaced by a no-op;
 
@@ -147,8 +147,10 @@ def child_rate(args) -> None:
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
-    from games.arena import ratings, registry, tables
+    from games.arena import registry
     from games.arena.models import Match, Rating, RatingChange, RegisteredBot, Seat
+    from games.arena.play import tables
+    from games.arena.ratings import rating
 
     rng = random.Random(args.seed)
     vendor = connection.vendor
@@ -207,7 +209,7 @@ def child_rate(args) -> None:
             match = Match.objects.get(pk=match_id)
             seats = list(match.seats.all())
             started = time.perf_counter()
-            rated = ratings.rate_match(match, seats, stamp=True)  # as tables.finish calls it
+            rated = rating.rate_match(match, seats, stamp=True)  # as tables.finish calls it
             elapsed = time.perf_counter() - started
         assert rated, f"match {match_id} was not rated"
         return elapsed
@@ -217,14 +219,14 @@ def child_rate(args) -> None:
         tables.finish(match_id, result)
         return time.perf_counter() - started
 
-    original = ratings.rate_match
+    original = rating.rate_match
 
     def run_finish_unrated(match_id: int, result: dict) -> float:
-        ratings.rate_match = lambda match, seats, stamp=False: False
+        rating.rate_match = lambda match, seats, stamp=False: False
         try:
             return run_finish(match_id, result)
         finally:
-            ratings.rate_match = original
+            rating.rate_match = original
 
     kinds = {"rate_match": run_rate, "finish": run_finish, "finish, no rating": run_finish_unrated}
     plan = (("liars_dice", "Liar's Dice", args.ld_matches, "2-4 seats"), ("jass", "Jass", args.jass_matches,
@@ -280,13 +282,13 @@ def child_rate(args) -> None:
                 clock = QueryClock()
                 with connection.execute_wrapper(clock):
                     started = time.perf_counter()
-                    ratings.rate_match(match, seats, stamp=True)
+                    rating.rate_match(match, seats, stamp=True)
                     total_ms += 1000 * (time.perf_counter() - started)
             db_ms += clock.ms
             for sql, _, ms in clock.queries:
                 count, spent = by_kind.get(query_kind(sql), (0, 0.0))
                 by_kind[query_kind(sql)] = (count + 1, spent + ms)
-        model = ratings.model()
+        model = rating.model()
         skill = []
         for _ in range(n):
             seats = 4 if game == "jass" else rng.randint(2, 4)

@@ -10,7 +10,7 @@
 #   revealed observation (what each seat and each spectator may know);
 # - games/{liars_dice,jass,hanabi}/protocol.py: what a bot is told on the wire, built from its
 #   own observation (Blokus has no hidden information: one memento for all);
-# - the runner's view functions (games/arena/runner.py: which observation goes to a
+# - the runner's view functions (games/arena/play/runner.py: which observation goes to a
 #   spectator and which to a person's seat); only those functions of that file.
 #
 # mutmut lives in a throw-away virtualenv that sees the project's .venv packages (it is not in
@@ -45,7 +45,7 @@ source_paths = ["games"]
 only_mutate = [
     "games/liars_dice/rules.py", "games/jass/rules.py", "games/blokus/rules.py", "games/hanabi/rules.py",
     "games/liars_dice/protocol.py", "games/jass/protocol.py", "games/hanabi/protocol.py",
-    "games/arena/runner.py",
+    "games/arena/play/runner.py",
 ]
 also_copy = ["webapp", "benchmarks", "manage.py", "templates", "static"]
 pytest_add_cli_args = [
@@ -71,7 +71,7 @@ MUTATE='{
   "games/liars_dice/rules.py": [], "games/jass/rules.py": [], "games/blokus/rules.py": [],
   "games/hanabi/rules.py": [],
   "games/liars_dice/protocol.py": [], "games/jass/protocol.py": [], "games/hanabi/protocol.py": [],
-  "games/arena/runner.py": ["_public_view", "latest_for", "_view_body", "_publish_views"]
+  "games/arena/play/runner.py": ["_public_view", "latest_for", "_view_body", "_publish_views"]
 }'
 mutmut="$work/venv/bin/mutmut"
 # Generate every mutant (in-process, as `mutmut run` does first), then pick the sample.

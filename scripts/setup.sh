@@ -11,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.installed-lock
 if [ ! -f "$stamp" ] || ! cmp -s requirements.lock "$stamp"; then
-  # PyICU (look-alike names, games/arena/names.py) is built against Debian's ICU: its headers,
+  # PyICU (look-alike names, games/arena/bots/names.py) is built against Debian's ICU: its headers,
   # pkg-config, a C++ compiler and Python's headers must be there before pip builds it.
   if ! .venv/bin/python -c "import icu" 2>/dev/null; then
     as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

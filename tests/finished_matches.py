@@ -3,8 +3,8 @@ bot's page): the seats, optional events, and the result stored by :func:`tables.
 which rates the match as a real one is rated."""
 from __future__ import annotations
 
-from games.arena import tables
 from games.arena.models import Event, Match, RegisteredBot, Seat
+from games.arena.play import tables
 
 
 def played(game: str, config: dict, seats: list, result: dict, events: list = (), imported: bool = False) -> Match:

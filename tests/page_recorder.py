@@ -12,8 +12,8 @@ from typing import Callable
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
-from games.arena.bot_sockets import BotSocketConsumer
-from games.arena.consumers import MatchConsumer
+from games.arena.bots.bot_sockets import BotSocketConsumer
+from games.arena.web.consumers import MatchConsumer
 from webapp.asgi import application
 
 #: A recipient that is not seated: ``(SPECTATOR, consumer id)``.

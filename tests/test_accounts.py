@@ -12,8 +12,9 @@ from django.core import mail
 from django.core.cache import cache
 from django.test import Client
 
-from games.arena import accounts, api_tokens, throttle
+from games.arena.bots import api_tokens, throttle
 from games.arena.models import ApiToken, Event, Match, Rating, RegisteredBot, Seat
+from games.arena.web import accounts
 from tests.finished_matches import played
 
 pytestmark = pytest.mark.django_db

@@ -207,7 +207,7 @@ def test_a_message_for_a_browser_socket_daphne_has_closed_is_dropped_not_raised(
     instead of a traceback in the server log."""
     from autobahn.exception import Disconnected
 
-    from games.arena.consumers import MatchConsumer
+    from games.arena.web.consumers import MatchConsumer
 
     async def run():
         consumer = MatchConsumer()
@@ -231,7 +231,7 @@ def test_admission_counts_per_address_per_ipv6_prefix_and_spares_exempt_networks
     """:class:`Admission` with a controlled clock: two open and one new a second (bursts of
     two) per address; IPv6 counted per /64, an IPv4-mapped address as the IPv4 one; loopback
     and a listed network never counted."""
-    from games.arena.transport import Admission, parse_exempt
+    from games.arena.bots.transport import Admission, parse_exempt
 
     now = [0.0]
     admission = Admission(2, 1.0, parse_exempt("loopback, 10.1.0.0/16"), clock=lambda: now[0])
@@ -254,7 +254,7 @@ def test_a_listener_past_its_caps_closes_new_connections_before_making_anything_
     per address: the admitted connections are greeted and handled; the refused ones are
     closed at once, get no byte, build no connection object and leave the counts as they
     were; closing an admitted one frees its place."""
-    from games.arena.transport import Admission, LineConnection, start_line_server
+    from games.arena.bots.transport import Admission, LineConnection, start_line_server
 
     class Greeter(LineConnection):
         def opened(self) -> None:

@@ -1,6 +1,6 @@
 """The JSON API answers today's requests as it did before it moved onto django-ninja.
 
-Written against the hand-made API (``games/arena/api.py`` before the move) and recorded from
+Written against the hand-made API (``games/arena/web/api.py`` before the move) and recorded from
 it: every endpoint with a representative set of parameters (valid filters, every kind of
 invalid one, pages past the end, unknown matches, event pages and their bounds, replay
 ``start``/``count`` bounds), comparing status codes and whole JSON bodies.  Bodies are
@@ -9,7 +9,7 @@ language), so a schema layer that coerced a float to an int would fail here.
 
 Expectations are of two kinds: literal bodies for a small scripted Liar's Dice match, the
 error bodies and the listings; and, for a match of every game played by built-in bots, bodies
-rebuilt from the database rows (and :func:`games.arena.replay.frames`, which the API only
+rebuilt from the database rows (and :func:`games.arena.play.replay.frames`, which the API only
 wraps), so that this test does not depend on how each game's bots play.
 
 One deliberate change since the recording (issue 16), written into the expectations below:
@@ -26,12 +26,13 @@ import re
 
 import pytest
 
-from games.arena import registry, replay, tables
-from games.arena.eventlog import EventRow, write_rows
+from games.arena import registry
 from games.arena.models import Event, Match, Seat
-from games.arena.queries import detail_seats
-from games.arena.runner import MatchRunner
-from games.arena.seats import BuiltinSeat
+from games.arena.play import replay, tables
+from games.arena.play.eventlog import EventRow, write_rows
+from games.arena.play.queries import detail_seats
+from games.arena.play.runner import MatchRunner
+from games.arena.play.seats import BuiltinSeat
 from games.liars_dice.rules import new_state as liars_dice_state
 
 pytestmark = pytest.mark.django_db
@@ -671,7 +672,8 @@ def test_a_field_the_schema_does_not_declare_is_an_error_not_dropped(client, dat
     declared (and so documented) fails loudly."""
     import pydantic
 
-    from games.arena import api, queries
+    from games.arena.play import queries
+    from games.arena.web import api
 
     monkeypatch.setattr(api, "seat_summary", lambda seat: {**queries.seat_summary(seat), "undeclared": 1})
     with pytest.raises(pydantic.ValidationError, match="undeclared"):

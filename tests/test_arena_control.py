@@ -11,9 +11,9 @@ from asgiref.sync import sync_to_async
 
 from games.arena import registry
 from games.arena.models import Match, Seat
-from games.arena.runner import MatchRunner
-from games.arena.seats import Answer, BuiltinSeat, SeatEndpoint, resolved
-from games.arena.service import Arena
+from games.arena.play.arena import Arena
+from games.arena.play.runner import MatchRunner
+from games.arena.play.seats import Answer, BuiltinSeat, SeatEndpoint, resolved
 
 CONFIG = {"players": 2, "dice": 2, "games": 1}
 

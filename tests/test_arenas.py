@@ -14,8 +14,8 @@ import psycopg
 import pytest
 
 from games.arena import registry
-from games.arena.runner import MatchRunner
-from games.arena.seats import BuiltinSeat
+from games.arena.play.runner import MatchRunner
+from games.arena.play.seats import BuiltinSeat
 from tests.blokus_client import Player
 from tests.bridge_text_client import TextClient
 from tests.hanabi_client import HanabiClient

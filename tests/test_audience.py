@@ -1,4 +1,4 @@
-"""Spectators' fan-out (games/arena/consumers.py, :class:`Audience`): one channel-layer
+"""Spectators' fan-out (games/arena/web/consumers.py, :class:`Audience`): one channel-layer
 subscription per match and process for all its spectators, views handed out a batch per turn
 of the loop, the newest view winning over one not yet handed out; and the WebSocket frames the
 server writes for them (games/arena/management/commands/serve.py)."""
@@ -12,9 +12,9 @@ from channels.layers import channel_layers, get_channel_layer
 from websockets.frames import Frame, Opcode
 from websockets.streams import StreamReader
 
-from games.arena.consumers import Audience
-from games.arena.layers import LocalChannelLayer
-from games.arena.runner import public_group, seat_group
+from games.arena.play.layers import LocalChannelLayer
+from games.arena.play.runner import public_group, seat_group
+from games.arena.web.consumers import Audience
 
 
 class FakeConsumer:
@@ -291,7 +291,7 @@ async def test_a_spectators_views_are_written_straight_to_its_socket_within_its_
     server's ``send_text_now`` (consumers.SEND_TEXT_NOW), views within the window are written
     at once with nothing to await; past the window only the newest is held, and an ack sends
     it; a socket the server cannot write to directly gets it through Channels' send."""
-    from games.arena.consumers import MatchConsumer
+    from games.arena.web.consumers import MatchConsumer
 
     settings.ARENA = {**settings.ARENA, "WS_UNACKED_VIEWS": 2, "WS_ACK_TIMEOUT": 60}
     written, sent, direct = [], [], [True]

@@ -17,14 +17,15 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from games.arena import registry, replay, tables
-from games.arena.api import MAX_EVENTS_PAGE
-from games.arena.eventlog import write_rows
-from games.arena.exchange import store_imported
+from games.arena import registry
 from games.arena.models import Event, Match, Snapshot
-from games.arena.runner import MatchRunner
-from games.arena.seats import Answer, BuiltinSeat, HumanSeat, SeatEndpoint, resolved
-from games.arena.service import ABANDONED
+from games.arena.play import replay, tables
+from games.arena.play.arena import ABANDONED
+from games.arena.play.eventlog import write_rows
+from games.arena.play.runner import MatchRunner
+from games.arena.play.seats import Answer, BuiltinSeat, HumanSeat, SeatEndpoint, resolved
+from games.arena.web.api import MAX_EVENTS_PAGE
+from games.arena.web.exchange import store_imported
 from games.jass import bots as jass_bots
 from games.jass import rules as jass_rules
 from games.liars_dice.bots import probability_bot

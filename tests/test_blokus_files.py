@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from games.arena import tables
-from games.arena.eventlog import write_rows
 from games.arena.models import Match
+from games.arena.play import tables
+from games.arena.play.eventlog import write_rows
 from games.blokus import bots
 from games.blokus.rules import new_state
 

@@ -1,4 +1,4 @@
-"""The key check itself (games/arena/bot_keys.py), on a clock the test holds: a right key
+"""The key check itself (games/arena/bots/bot_keys.py), on a clock the test holds: a right key
 passes after any number of wrong ones from its address (a guesser behind the same NAT
 cannot lock a bot out); wrong keys past the limit are refused with ``too_many`` set, which
 makes every door close the connection; the count is per address and per clock minute."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from games.arena import bot_keys, throttle
-from games.arena.bot_keys import KeyRefused, identify
+from games.arena.bots import bot_keys, throttle
+from games.arena.bots.bot_keys import KeyRefused, identify
 from games.arena.models import RegisteredBot
 
 LIMIT = 5  # ARENA_BOT_KEY_FAILURES_PER_MINUTE's default

@@ -7,8 +7,9 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from games.arena import tables, throttle
+from games.arena.bots import throttle
 from games.arena.models import RegisteredBot
+from games.arena.play import tables
 
 pytestmark = pytest.mark.django_db
 

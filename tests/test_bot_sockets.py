@@ -11,8 +11,9 @@ from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
-from games.arena import bot_sockets, registry
-from games.arena.service import Arena
+from games.arena import registry
+from games.arena.bots import bot_sockets
+from games.arena.play.arena import Arena
 from tests.serverproc import free_port
 from webapp.asgi import application
 

@@ -18,9 +18,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from endplay.parsers import lin as endplay_lin, pbn as endplay_pbn
 from endplay.types import Penalty
 
-from games.arena import analyses, registry
-from games.arena.analyses import Analyst
+from games.arena import registry
 from games.arena.models import Analysis, Match, Rating, RegisteredBot
+from games.arena.play import analyses
+from games.arena.play.analyses import Analyst
 from games.bridge import analysis, files, rules
 from tests.finished_matches import played
 from tests.serverproc import start_arena, wait_until
@@ -52,7 +53,7 @@ def finished():
     ``(server, match id, its API detail)``."""
     server = start_arena(env={"ARENA_BUILTIN_DELAY": "0"})
     try:
-        out = server.shell("from games.arena import tables\n"
+        out = server.shell("from games.arena.play import tables\n"
                            "m = tables.create_table('bridge', {'scoring': 'duplicate', 'boards': 2},"
                            " ['builtin:rules', 'builtin:random', 'builtin:rules', 'builtin:random'], None)\n"
                            "print(m.pk)")

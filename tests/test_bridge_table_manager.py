@@ -101,7 +101,7 @@ def ben_table(call=scripted_call, card=highest_card, cls=BenClient):
 
 def shell_table(arena, seats, config='{"scoring": "duplicate", "boards": 1, "replay": 1}'):
     """A table made as the create-table form makes it; its id."""
-    out = arena.shell("from games.arena import tables\n"
+    out = arena.shell("from games.arena.play import tables\n"
                       f"print(tables.create_table('bridge', {config}, {seats!r}, None).pk)")
     return int(out.split()[-1])
 

@@ -412,7 +412,7 @@ def test_a_registered_bot_plays_under_its_key_and_its_name_alone_is_refused(aren
     bot_id = int(arena.shell(
         "from django.contrib.auth.models import User\n"
         "from games.arena.models import RegisteredBot\n"
-        "from games.arena.bot_keys import hash_key\n"
+        "from games.arena.bots.bot_keys import hash_key\n"
         "owner = User.objects.create_user('owner', password='a-long-password-1')\n"
         f"print(RegisteredBot.objects.create(owner=owner, game='bridge', name='Ben Robot', key_hash=hash_key({key!r})).pk)\n"
     ).split()[-1])

@@ -190,7 +190,7 @@ def test_a_person_declares_7nt_and_plays_dummy_while_a_guest_watches(arena_facto
     arena = arena_factory(env={"ARENA_HUMAN_DEADLINE": "60", "ARENA_BUILTIN_DELAY": "0.05", "ARENA_ROUND_PAUSE": "0.2"})
     config = {"boards": 1, "deals": [{"hands": STRONG_SOUTH}]}
     match_id = int(arena.shell(
-        "from games.arena import tables\n"
+        "from games.arena.play import tables\n"
         f"print(tables.create_table('bridge', {config!r}, "
         "['builtin:rules', 'builtin:rules', 'open_human', 'builtin:rules'], None).pk)\n").split()[-1])
     url = f"{arena.url}/matches/{match_id}/"

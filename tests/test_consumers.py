@@ -11,9 +11,9 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.sessions.backends.db import SessionStore
 
-from games.arena import tables
 from games.arena.models import Match
-from games.arena.service import Arena
+from games.arena.play import tables
+from games.arena.play.arena import Arena
 from webapp.asgi import application
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -315,7 +315,7 @@ async def test_every_end_of_a_match_reaches_the_player_and_the_spectator_at_once
 async def test_a_page_that_joins_as_the_match_ends_is_told_too(monkeypatch):
     """The page read 'running' just before the match ended, so it joined the table's group
     after match.over had gone out: its resync finds no runner, and the page hears the end."""
-    from games.arena.consumers import MatchConsumer
+    from games.arena.web.consumers import MatchConsumer
 
     key, sitter = await sync_to_async(guest_session)("ivo")
     arena, match_id = await start_match(["me", "builtin:random"], sitter)

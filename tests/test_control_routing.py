@@ -16,10 +16,12 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.utils import timezone
 
-from games.arena import bot_sockets, tables, views
-from games.arena.service import NO_ARENA
+from games.arena.bots import bot_sockets
 from games.arena.models import ArenaProcess, Match
-from games.arena.service import Arena
+from games.arena.play import tables
+from games.arena.play.arena import NO_ARENA
+from games.arena.play.arena import Arena
+from games.arena.web import views
 from tests.test_consumers import communicator, guest_session, next_view
 from webapp.asgi import application
 

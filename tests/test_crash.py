@@ -75,7 +75,7 @@ def test_kill_9_under_a_big_table_loses_only_the_last_milliseconds(arena_factory
                                    "LIARS_DICE_AUTO_GAMES": "1000",
                                    "ARENA_EVENTLOG_MAX_QUEUED": str(KILL_TEST_QUEUE)})
     # The big table: built-in bots playing at full speed, started by the arena's sweep.
-    shell(arena, "from games.arena import tables\n"
+    shell(arena, "from games.arena.play import tables\n"
                  "for _ in range(12):\n"
                  "    tables.create_table('liars_dice', {'players': 6, 'dice': 6, 'games': 100},"
                  " ['builtin:random'] * 6, None)\n")
@@ -139,7 +139,7 @@ def server_cpu(pid: int):
 def test_a_bot_waiting_when_the_server_stops_leaves_no_ghost_seat(arena_factory, how):
     with sigint_not_ignored():
         arena = arena_factory(env={"LIARS_DICE_BOT_DEADLINE": "1", "ARENA_LEASE": "1"})
-    shell(arena, "from games.arena import tables\n"
+    shell(arena, "from games.arena.play import tables\n"
                  "tables.create_table('liars_dice', {'players': 2, 'dice': 2, 'games': 1},"
                  " ['open_bot', 'open_bot'], None)\n")
     ghost = LDBot(arena.liars_dice_port, "ghost", fast())
@@ -188,8 +188,8 @@ PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 _JOIN_RACE = """
 import json, threading
 from django.db import connection
-from games.arena import tables
 from games.arena.models import Seat
+from games.arena.play import tables
 results = []
 for attempt in range(20):
     match = tables.create_table('liars_dice', {'players': 6, 'dice': 1, 'games': 1}, ['open_human'] * 6, None)

@@ -1,10 +1,10 @@
-"""Request deadlines (games/arena/seats.py): every request resolves to its timeout answer at
+"""Request deadlines (games/arena/play/seats.py): every request resolves to its timeout answer at
 its own deadline, never before, however many wait on the loop's one timer per length."""
 from __future__ import annotations
 
 import asyncio
 
-from games.arena.seats import Answer, Deadlines, TimedRequest
+from games.arena.play.seats import Answer, Deadlines, TimedRequest
 
 
 def timeout_answer(name: str):

@@ -1,4 +1,4 @@
-"""The one rule for who may read a forced move's full detail (games/arena/details.py), which the
+"""The one rule for who may read a forced move's full detail (games/arena/play/details.py), which the
 live views, the API, the downloads and the bot and person pages all ask: live only the seat's
 own view; after the match its holder (the person, the bot's owner), staff, and everyone for a
 seat of no identity; everyone always in a game without hidden information (Blokus)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import AnonymousUser
 
-from games.arena.details import PUBLIC, Holder, may_see
+from games.arena.play.details import PUBLIC, Holder, may_see
 
 pytestmark = pytest.mark.django_db
 

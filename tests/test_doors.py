@@ -16,9 +16,10 @@ import pytest
 from channels.layers import channel_layers
 from django.conf import settings
 
-from games.arena import registry, tables
+from games.arena import registry
+from games.arena.play import tables
+from games.arena.play.arena import Arena, ListenerError
 from games.arena.registry import Door, GameSpec
-from games.arena.service import Arena, ListenerError
 from tests.serverproc import free_port
 
 

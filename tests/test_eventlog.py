@@ -3,9 +3,9 @@ import math
 
 import pytest
 
-from games.arena import tables
-from games.arena.eventlog import EventRow, EventWriter
 from games.arena.models import Event
+from games.arena.play import tables
+from games.arena.play.eventlog import EventRow, EventWriter
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,7 +33,7 @@ async def test_a_full_queue_makes_runners_wait_until_the_writer_takes_it(monkeyp
 
     from asgiref.sync import sync_to_async
 
-    from games.arena import eventlog
+    from games.arena.play import eventlog
 
     match = await sync_to_async(tables.create_table)("liars_dice", {}, ["open_bot", "open_bot"], None)
     disk_free = threading.Event()  # the database is slow until the test says otherwise
@@ -71,7 +71,7 @@ async def test_a_full_queue_makes_runners_wait_until_the_writer_takes_it(monkeyp
 
 @pytest.mark.services
 def test_postgresql_stores_a_batch_as_bulk_create_does(tmp_path):
-    """On PostgreSQL a batch is one COPY (games/arena/eventlog.py): what it stores, row for
+    """On PostgreSQL a batch is one COPY (games/arena/play/eventlog.py): what it stores, row for
     row, is what ``bulk_create`` stores from the same values: JSON actions of every kind and
     none, texts cut to their columns, more rows than one INSERT takes."""
     import os
@@ -88,9 +88,9 @@ def test_postgresql_stores_a_batch_as_bulk_create_does(tmp_path):
     env = dict(os.environ, DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{name}", ARENA_DATA_DIR=str(tmp_path))
     env.pop("DJANGO_SETTINGS_MODULE", None)
     script = """
-from games.arena import tables
-from games.arena.eventlog import EventRow, write_rows
 from games.arena.models import Event
+from games.arena.play import tables
+from games.arena.play.eventlog import EventRow, write_rows
 actions = [None, "challenge", ["bid", 3, 2], 3, 3.0, True, {"a": [1, "é"]}, "x" * 50, 2**31 - 1]
 ours, theirs = (tables.create_table("liars_dice", {}, ["open_bot", "open_bot"], None) for _ in range(2))
 rows = [EventRow(ours.pk, k + 1, k // 2 + 1, k % 2, actions[k % len(actions)], k % 3 == 0, "r" * 250,

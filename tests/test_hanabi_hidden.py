@@ -14,10 +14,12 @@ from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
-from games.arena import bot_sockets, registry, tables
-from games.arena.runner import MatchRunner
-from games.arena.seats import BuiltinSeat, HumanSeat
-from games.arena.service import Arena
+from games.arena import registry
+from games.arena.bots import bot_sockets
+from games.arena.play import tables
+from games.arena.play.arena import Arena
+from games.arena.play.runner import MatchRunner
+from games.arena.play.seats import BuiltinSeat, HumanSeat
 from games.hanabi.transport import start_sockets
 from tests.hanabi_client import HanabiClient
 from tests.page_recorder import BEFORE, OVER, SPECTATOR, Recorder, guest_session, person_or_spectator

@@ -67,7 +67,7 @@ def no_send_on_a_closed_socket(server) -> None:
 
 def test_a_bot_that_leaves_a_web_table_mid_game_has_its_turns_played_at_once(arena_factory):
     server = arena_factory(env=ENV)
-    server.shell("from games.arena import tables\n"
+    server.shell("from games.arena.play import tables\n"
                  "tables.create_table('hanabi', {'players': 3}, ['open_bot', 'builtin:convention', 'open_bot'], None)\n")
     stays = HanabiClient(server.hanabi_port, "stays")
     stays.wait_for("CONNECTION_RESPONSE")
@@ -119,7 +119,7 @@ def test_bots_at_a_web_table_hear_of_a_person_who_joins_before_the_game_starts(a
     the GAME_START_RESPONSE."""
     server = arena_factory(env=ENV)
     match_id = int(server.shell(
-        "from games.arena import tables\n"
+        "from games.arena.play import tables\n"
         "print(tables.create_table('hanabi', {'players': 3}, ['open_bot', 'open_human', 'open_bot'], None).pk)\n").split()[-1])
     x = HanabiClient(server.hanabi_port, "x", play=False)
     x.wait_for("CONNECTION_RESPONSE")

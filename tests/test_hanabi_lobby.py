@@ -11,9 +11,10 @@ from asgiref.sync import sync_to_async
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 
-from games.arena import bot_sockets, tables
+from games.arena.bots import bot_sockets
 from games.arena.models import Match
-from games.arena.service import Arena
+from games.arena.play import tables
+from games.arena.play.arena import Arena
 from games.hanabi.transport import start_sockets
 from webapp.asgi import application
 

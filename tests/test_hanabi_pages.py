@@ -10,9 +10,10 @@ import re
 import pytest
 from django.test import Client
 
-from games.arena import registry, tables
+from games.arena import registry
 from games.arena.models import Event, Match
-from games.arena.views import play_bot_line
+from games.arena.play import tables
+from games.arena.web.views import play_bot_line
 from games.hanabi import rules
 
 

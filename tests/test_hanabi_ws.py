@@ -254,7 +254,7 @@ def test_the_bot_that_fills_a_web_table_hears_its_connection_response_first_and_
     last seat gets its CONNECTION_RESPONSE first, naming every player at the table and
     itself last, then the game; its start request is answered by that GAME_START_RESPONSE
     (no error), and the game plays to its end."""
-    hanabi.shell("from games.arena import tables\n"
+    hanabi.shell("from games.arena.play import tables\n"
                  "tables.create_table('hanabi', {'players': 3}, ['open_bot', 'builtin:convention', 'open_bot'], None)\n")
     port = hanabi.hanabi_port
     first = HanabiClient(port, "web-a")

@@ -22,11 +22,12 @@ from channels.layers import channel_layers
 from django.conf import settings
 from django.test import Client
 
-from games.arena import registry, tables
-from games.arena.runner import MatchRunner
-from games.arena.seats import BuiltinSeat, HumanSeat
-from games.arena.service import Arena
-from games.arena.transport import start_line_server
+from games.arena import registry
+from games.arena.bots.transport import start_line_server
+from games.arena.play import tables
+from games.arena.play.arena import Arena
+from games.arena.play.runner import MatchRunner
+from games.arena.play.seats import BuiltinSeat, HumanSeat
 from games.jass import rules as jass_rules
 from games.jass.transport import JassHttpBot
 from games.liars_dice import rules as ld_rules

@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.conf import settings
 
-from games.arena import http_bots
-from games.arena.http_bots import BotCallError, post_json
+from games.arena.bots import http_bots
+from games.arena.bots.http_bots import BotCallError, post_json
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -167,7 +167,7 @@ def test_nesting_depth_is_counted_outside_strings():
 
 
 def test_an_answer_other_than_200_is_said_in_words_with_a_short_plain_excerpt():
-    from games.arena.answer_text import status_words
+    from games.arena.bots.answer_text import status_words
 
     nginx = ("<html>\r\n<head><title>502 Bad Gateway</title><style>body{}</style></head>\r\n<body>\r\n"
              "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.25</center>\r\n</body>\r\n</html>")

@@ -22,7 +22,7 @@ from games.jass.rules import new_state
 from tests.test_hanabi_hanablive import finished
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Size of the hostile files (characters): near the upload bound (games/arena/exchange.py).
+#: Size of the hostile files (characters): near the upload bound (games/arena/web/exchange.py).
 SIZE = 4_500_000
 #: Peak memory an import may cost, as a multiple of its file's size.  Measured: 1.1 to 3.9
 #: (the decoded text is 1 of it); before the bounds a long string cost 122 and a list of
@@ -110,10 +110,10 @@ def test_many_small_values_and_deep_nesting_cost_a_few_times_the_files_size(tmp_
 
 
 def test_the_measure_before_parsing_skips_strings_escapes_included_and_counts_values_and_depth():
-    """What :func:`~games.arena.json_limits.json_size_problem` counts: brackets and commas in
+    """What :func:`~games.arena.bots.json_limits.json_size_problem` counts: brackets and commas in
     strings (escaped quotes included) are not structure; an unterminated string runs to the
     end; a key and its value count once."""
-    from games.arena.json_limits import json_size_problem, json_too_deep
+    from games.arena.bots.json_limits import json_size_problem, json_too_deep
 
     text = '{"a": "[[[[,,,,\\"]]", "b": [1, 2]}'
     assert json.loads(text) == {"a": '[[[[,,,,"]]', "b": [1, 2]}

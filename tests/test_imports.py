@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from games.arena import exchange, throttle
+from games.arena.bots import throttle
 from games.arena.models import Event, Match
+from games.arena.web import exchange
 from games.blokus import protocol
 from games.jass import logs
 
@@ -167,7 +168,7 @@ def test_parallel_requests_that_all_pass_the_database_count_are_still_held_to_th
     that failed gives its place back."""
     from django.contrib.auth.models import AnonymousUser
 
-    from games.arena.views import creation_failed, creation_refused
+    from games.arena.web.views import creation_failed, creation_refused
 
     limits(TABLES_PER_MINUTE=3)
     requests = []

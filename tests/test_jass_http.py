@@ -12,9 +12,10 @@ from channels.layers import channel_layers
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from games.arena import http_bots, tables
+from games.arena.bots import http_bots
 from games.arena.models import Event, Match, RegisteredBot
-from games.arena.service import Arena
+from games.arena.play import tables
+from games.arena.play.arena import Arena
 from tests.jass_bot_service import BotService
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

@@ -7,9 +7,9 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from games.arena import tables
-from games.arena.eventlog import write_rows
 from games.arena.models import Match
+from games.arena.play import tables
+from games.arena.play.eventlog import write_rows
 from games.jass import bots, protocol
 from games.jass.logs import import_match
 from games.jass.rules import new_state

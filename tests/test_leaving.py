@@ -11,8 +11,8 @@ import json
 import pytest
 
 from games.arena import registry
-from games.arena.runner import MatchRunner
-from games.arena.seats import Answer, HumanSeat, SeatEndpoint
+from games.arena.play.runner import MatchRunner
+from games.arena.play.seats import Answer, HumanSeat, SeatEndpoint
 
 pytestmark = pytest.mark.django_db
 
@@ -93,7 +93,7 @@ async def test_a_liars_dice_player_away_loses_rounds_at_once_and_everyone_gone_e
 
 
 def spec_builtin(spec, name, seed):
-    from games.arena.seats import BuiltinSeat
+    from games.arena.play.seats import BuiltinSeat
 
     label, policy = spec.builtin_bots[name]
     return BuiltinSeat(label, policy, seed=seed)

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from games.arena import tables
-from games.arena.eventlog import write_rows
 from games.arena.models import Match
+from games.arena.play import tables
+from games.arena.play.eventlog import write_rows
 from games.liars_dice import bots, protocol
 from games.liars_dice.rules import new_state
 

@@ -11,10 +11,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import channel_layers
 
-from games.arena import service, tables
 from games.arena.models import Match
-from games.arena.seats import Answer, SeatEndpoint, resolved
-from games.arena.service import Arena
+from games.arena.play import running, tables
+from games.arena.play.arena import Arena
+from games.arena.play.seats import Answer, SeatEndpoint, resolved
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -104,7 +104,7 @@ async def test_a_failure_while_starting_aborts_the_match_with_its_reason_and_let
     def broken_runner(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(service, "MatchRunner", broken_runner)
+    monkeypatch.setattr(running, "MatchRunner", broken_runner)
     try:
         one, two = Bot("one"), Bot("two")
         match_id = await seated_table(arena, [one, two])

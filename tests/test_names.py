@@ -9,7 +9,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
-from games.arena import names
+from games.arena.bots import names
 from games.arena.models import NameKey, RegisteredBot
 
 ALICE = "alice…"

@@ -18,7 +18,7 @@ from channels.layers import channel_layers
 from django.conf import settings
 
 from games.arena import registry
-from games.arena.service import Arena
+from games.arena.play.arena import Arena
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

@@ -34,9 +34,9 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
-from games.arena import replay, tables
 from games.arena.models import Match, RatingChange, Seat, Snapshot
-from games.arena.tables import Run
+from games.arena.play import replay, tables
+from games.arena.play.tables import Run
 
 OPEN = [tables.OPEN_BOT, tables.OPEN_BOT]
 BLOKUS = {"variant": "2021"}

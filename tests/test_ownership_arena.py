@@ -14,10 +14,10 @@ from asgiref.sync import sync_to_async
 from channels.layers import channel_layers
 from django.utils import timezone
 
-from games.arena import tables
 from games.arena.models import ArenaProcess, Match, RatingChange, Seat, Snapshot
-from games.arena.runner import table_group
-from games.arena.service import LEASE_LOST, Arena
+from games.arena.play import tables
+from games.arena.play.arena import LEASE_LOST, Arena
+from games.arena.play.runner import table_group
 from tests.test_arena_control import FirstLegalBot, Watcher, settle
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

@@ -11,8 +11,8 @@ import threading
 import pytest
 
 from games.arena import registry
-from games.arena.runner import MatchRunner
-from games.arena.seats import BuiltinSeat
+from games.arena.play.runner import MatchRunner
+from games.arena.play.seats import BuiltinSeat
 from tests.human_client import Guest
 from tests.serverproc import wait_until
 
@@ -207,7 +207,7 @@ def test_a_post_without_the_new_fields_plays_at_full_speed_and_the_games_deadlin
 @pytest.mark.django_db
 def test_automatic_tables_take_their_pace_from_the_setting(settings):
     """ARENA_AUTO_TABLE_PACE, held to 0 .. 10 s."""
-    from games.arena.service import auto_pace
+    from games.arena.play.arena import auto_pace
 
     settings.ARENA = {**settings.ARENA, "AUTO_TABLE_PACE": 0.75}
     assert auto_pace() == 0.75

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth import hashers
 from django.core.cache import cache
 
-from games.arena import throttle
+from games.arena.bots import throttle
 
 pytestmark = pytest.mark.django_db
 

@@ -1,14 +1,14 @@
-"""Who watches which view group (games/arena/presence.py): the web processes' counts reach
+"""Who watches which view group (games/arena/play/presence.py): the web processes' counts reach
 every arena through the presence group, and a process that stops refreshing is forgotten."""
 from __future__ import annotations
 
 import asyncio
 
-from games.arena import presence
-from games.arena.consumers import Audience
-from games.arena.layers import LocalChannelLayer
-from games.arena.presence import PRESENCE_GROUP, Watched, Watching
-from games.arena.runner import public_group
+from games.arena.play import presence
+from games.arena.play.layers import LocalChannelLayer
+from games.arena.play.presence import PRESENCE_GROUP, Watched, Watching
+from games.arena.play.runner import public_group
+from games.arena.web.consumers import Audience
 
 
 class Clock:

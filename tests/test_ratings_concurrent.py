@@ -81,7 +81,7 @@ print(json.dumps([running("liars_dice", {{"players": len(seats)}}, [bots[b] for 
 
 FINISH = """
 from django.db import connection
-from games.arena import tables
+from games.arena.play import tables
 {barrier}
 for match_id, scores in {finishes}:
     tables.finish(match_id, {{"scores": scores, "winner": None}})

@@ -6,8 +6,8 @@ import asyncio
 import json
 
 from games.arena import registry
-from games.arena.runner import MatchRunner
-from games.arena.seats import BuiltinSeat
+from games.arena.play.runner import MatchRunner
+from games.arena.play.seats import BuiltinSeat
 
 CONFIG = {"players": 3, "dice": 2, "games": 2}
 

@@ -124,7 +124,7 @@ def test_hanabi_bots_on_the_arena_port_and_through_the_web_port_play_one_game(ar
 def test_spectators_on_two_web_processes_share_one_subscription_each_through_redis(arena_factory, scaled_env):
     """Six spectators, three on each of two web processes, watch a bots-only match whose
     runner is in the arena process: each web process is in the match's public group once
-    (games/arena/consumers.py's ``Audience``), every spectator gets public views in order, and
+    (games/arena/web/consumers.py's ``Audience``), every spectator gets public views in order, and
     the views reach all six."""
     import random
 
@@ -230,7 +230,7 @@ def test_two_arenas_behind_one_web_process_each_get_the_moves_of_their_own_match
             assert [started in a.log() for a in arenas] == [a is arena for a in arenas]
 
         with psycopg.connect(db_url, autocommit=True) as conn:
-            table = int(web.shell("from games.arena import tables\n"
+            table = int(web.shell("from games.arena.play import tables\n"
                                   "print(tables.create_table('hanabi', {'players': 2}, "
                                   "['open_bot', 'builtin:random'], None).pk)\n").split()[-1])
             hanabi = HanabiClient(web.http_port, "via-web", path="/ws/bots/hanabi/")

@@ -1,4 +1,4 @@
-"""Seating, starting and finishing in plain SQL (games/arena/tables.py), on SQLite and on
+"""Seating, starting and finishing in plain SQL (games/arena/play/tables.py), on SQLite and on
 PostgreSQL alike: which open bot seat a connecting bot gets (its game variant, the oldest
 table first and automatic tables last, a seat held for a verified bot, tables for verified
 bots only), when a table counts as full, that only one caller starts it, and what finishing
@@ -21,8 +21,8 @@ PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 SCRIPT = r'''
 import json
 from django.contrib.auth.models import User
-from games.arena import tables
 from games.arena.models import Match, RegisteredBot, Seat
+from games.arena.play import tables
 
 OPEN = [tables.OPEN_BOT, tables.OPEN_BOT]
 out = {}

@@ -10,9 +10,9 @@ import pytest
 from django.urls import path
 from django.utils import timezone
 
-from games.arena import tables
-from games.arena.eventlog import write_rows
 from games.arena.models import Match, Seat
+from games.arena.play import tables
+from games.arena.play.eventlog import write_rows
 from games.liars_dice import bots
 from games.liars_dice.rules import new_state
 from webapp import urls as webapp_urls

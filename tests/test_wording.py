@@ -8,8 +8,8 @@ import re
 import pytest
 from django.test import Client
 
-from games.arena import tables
 from games.arena.models import Match, RegisteredBot, Seat
+from games.arena.play import tables
 from tests.browser_util import browser, new_page  # noqa: F401  (fixture)
 
 @pytest.fixture

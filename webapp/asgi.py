@@ -14,7 +14,7 @@ from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.http.request import is_same_domain, split_domain_port, validate_host  # noqa: E402
 
-from games.arena.bot_sockets import BotPortRouter, bot_socket_ports  # noqa: E402
+from games.arena.bots.bot_sockets import BotPortRouter, bot_socket_ports  # noqa: E402
 from games.arena.routing import websocket_urlpatterns  # noqa: E402
 
 
@@ -94,7 +94,7 @@ def auth_middleware_stack(inner):
 
 
 # Bots' WebSockets (a game's own port, or /ws/bots/<game>/) come first: they carry no cookie
-# and send no Origin, so the browser's rules do not apply to them (games/arena/bot_sockets.py).
+# and send no Origin, so the browser's rules do not apply to them (games/arena/bots/bot_sockets.py).
 application = BotPortRouter(ProtocolTypeRouter(
     {
         # The one-process server has no web server in front of it: it serves /static/ itself

@@ -129,9 +129,9 @@ if REDIS_URL:
         }
     }
 else:
-    # Channels' InMemoryChannelLayer with O(1) cleanup per message (see games/arena/layers.py).
+    # Channels' InMemoryChannelLayer with O(1) cleanup per message (see games/arena/play/layers.py).
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "games.arena.layers.LocalChannelLayer", "CONFIG": {"capacity": 1000}}
+        "default": {"BACKEND": "games.arena.play.layers.LocalChannelLayer", "CONFIG": {"capacity": 1000}}
     }
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -271,16 +271,16 @@ ARENA = {
     "BOT_TESTS_IN_FLIGHT": env_int("ARENA_BOT_TESTS_IN_FLIGHT", 20),
     # Failed logins a minute per address and per username, and accounts created an hour per
     # address; past them the form answers 429 "try again in N s" without checking the
-    # password (games/arena/throttle.py: counted in CACHES, shared when REDIS_URL is set).
+    # password (games/arena/bots/throttle.py: counted in CACHES, shared when REDIS_URL is set).
     "LOGIN_FAILURES_PER_MINUTE": env_int("ARENA_LOGIN_FAILURES_PER_MINUTE", 5),
-    # Wrong bot keys a clock minute per address (games/arena/bot_keys.py); past it each wrong
+    # Wrong bot keys a clock minute per address (games/arena/bots/bot_keys.py); past it each wrong
     # key closes its connection (a right key always passes: keys are 192 random bits).
     "BOT_KEY_FAILURES_PER_MINUTE": env_int("ARENA_BOT_KEY_FAILURES_PER_MINUTE", 5),
-    # Wrong personal API tokens a clock minute per address (games/arena/api_tokens.py).
+    # Wrong personal API tokens a clock minute per address (games/arena/bots/api_tokens.py).
     "API_TOKEN_FAILURES_PER_MINUTE": env_int("ARENA_API_TOKEN_FAILURES_PER_MINUTE", 10),
     "SIGNUPS_PER_HOUR": env_int("ARENA_SIGNUPS_PER_HOUR", 10),
     # Password reset requests an hour per address and per email address typed (each may send
-    # a mail); past it the form answers 429 and sends nothing (games/arena/accounts.py).
+    # a mail); past it the form answers 429 and sends nothing (games/arena/web/accounts.py).
     "PASSWORD_RESETS_PER_HOUR": env_int("ARENA_PASSWORD_RESETS_PER_HOUR", 5),
     # Tables and matches created a minute per address and per user, whichever door they come
     # through (create-table form, "Play a bot now", log imports): fresh accounts from one
@@ -335,7 +335,7 @@ ARENA = {
     "MAX_CONNECTIONS_PER_ADDRESS": env_int("ARENA_MAX_CONNECTIONS_PER_ADDRESS", 32),
     "CONNECTIONS_PER_S_PER_ADDRESS": env_float("ARENA_CONNECTIONS_PER_S_PER_ADDRESS", 10.0),
     "ADMISSION_EXEMPT": os.environ.get("ARENA_ADMISSION_EXEMPT", "loopback"),
-    # The same at the web port, before any request is read (games/arena/daphne_admission.py):
+    # The same at the web port, before any request is read (games/arena/bots/daphne_admission.py):
     # larger, since a browser opens several connections per page and people share addresses
     # (NAT); the bot WebSocket ports (Hanabi's) take the bot ports' caps above.
     "WEB_MAX_CONNECTIONS_PER_ADDRESS": env_int("ARENA_WEB_MAX_CONNECTIONS_PER_ADDRESS", 128),
@@ -363,9 +363,9 @@ ARENA = {
     "LINES_BURST": env_int("ARENA_LINES_BURST", 400),
     "MAX_BAD_LINES": env_int("ARENA_MAX_BAD_LINES", 100),
     # Largest HTTP request body (bytes), refused with 413 before it is buffered: a little over
-    # the 5 MiB log upload (games/arena/exchange.py) plus its form fields.
+    # the 5 MiB log upload (games/arena/web/exchange.py) plus its form fields.
     "MAX_REQUEST_BYTES": env_int("ARENA_MAX_REQUEST_BYTES", 5 * 1024 * 1024 + 64 * 1024),
-    # Browser WebSockets (games/arena/consumers.py): messages a client may send per second on
+    # Browser WebSockets (games/arena/web/consumers.py): messages a client may send per second on
     # average and at once (a token bucket; over it, the connection is closed with 4008), views
     # sent but not yet acknowledged (beyond them only the newest is kept), and seconds a client
     # with a full window may go without acknowledging before it is closed (4009).

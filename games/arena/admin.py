@@ -5,12 +5,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 
-from games.arena import names
+from games.arena.bots import names
 from games.arena.models import Event, Match, Seat
 
 
 def _not_a_look_alike(form, username: str) -> str:
-    """``username``, unless it looks like another user's (games/arena/names.py): said on the
+    """``username``, unless it looks like another user's (games/arena/bots/names.py): said on the
     admin's form rather than as a server error from the database's keys."""
     try:
         names.check_free(username, names.USER_SCOPE, holder=form.instance.pk and form.instance)

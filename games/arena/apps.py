@@ -9,6 +9,6 @@ class ArenaConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from games.arena import names
+        from games.arena.bots import names
 
         names.connect_signals()  # registered names are unique up to look-alikes

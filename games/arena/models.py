@@ -26,7 +26,7 @@ class Match(models.Model):
     imported = models.BooleanField(default=False)
     #: Spectators may see every hand while no person is seated.
     omniscient = models.BooleanField(default=False)
-    #: Only bots that presented their key (:mod:`games.arena.bot_keys`) may take its bot seats.
+    #: Only bots that presented their key (:mod:`games.arena.bots.bot_keys`) may take its bot seats.
     verified_only = models.BooleanField(default=False)
     #: The table's pace: the least time from one move's request to the next, in seconds (0:
     #: full speed), so that spectators can follow a match of bots (:class:`MatchRunner`).
@@ -110,7 +110,7 @@ class Seat(models.Model):
 
     @property
     def unverified(self) -> bool:
-        """A bot that connected without presenting its key (games/arena/bot_keys.py): its name
+        """A bot that connected without presenting its key (games/arena/bots/bot_keys.py): its name
         is only what it said, and is marked so wherever it is shown."""
         return self.kind == self.Kind.PROTOCOL and self.occupied and self.registered_bot_id is None
 
@@ -122,7 +122,7 @@ class Event(models.Model):
     ``forced`` marks answers the server supplied (timeout, malformed reply, disconnect) with
     ``reason``, which carries public facts only (it is shown to everyone live), and ``detail``,
     the full explanation that may name the seat's own hidden information (shown live only to
-    that seat; once the match is over, to whom :func:`games.arena.details.may_see` allows:
+    that seat; once the match is over, to whom :func:`games.arena.play.details.may_see` allows:
     an identity's owner, or everyone for a seat of no identity or a game that hides nothing);
     ``think_ms`` is the time from request to answer.
     """
@@ -151,11 +151,11 @@ class RegisteredBot(models.Model):
     """A logged-in user's bot: its identity, one name per game that nobody else can take.
 
     Two cases, as the game's doors say (``GameSpec.calls_bots``): a service the server calls
-    over HTTP (Jass: ``base_url`` is checked by :func:`games.arena.http_bots.check_url`;
+    over HTTP (Jass: ``base_url`` is checked by :func:`games.arena.bots.http_bots.check_url`;
     ``path_style`` picks the endpoint names the game's codec appends to it; ``last_check``
     keeps what it answered to the last "test the connection"), or a bot that connects to one
     of the game's ports and presents its key (``key_hash``: SHA-256 of the key,
-    :mod:`games.arena.bot_keys`; the key itself is shown to the owner once and never stored).
+    :mod:`games.arena.bots.bot_keys`; the key itself is shown to the owner once and never stored).
     """
 
     class PathStyle(models.TextChoices):
@@ -192,7 +192,7 @@ class Snapshot(models.Model):
     nearest snapshot instead of re-running the log from its first step.
 
     ``state`` is a pickle of ``{"state": <the game's State>, "seq": <the last event applied>}``
-    (:func:`games.arena.replay.pack_snapshot`; written and read only by this server; a
+    (:func:`games.arena.play.replay.pack_snapshot`; written and read only by this server; a
     snapshot that no longer loads, e.g. after a rules change, is ignored and the replay runs
     from the nearest earlier one or from the start).
     """
@@ -207,7 +207,7 @@ class Snapshot(models.Model):
 
 
 class Rating(models.Model):
-    """One identity's rating in one game (games/arena/ratings.py): openskill's ``mu`` and
+    """One identity's rating in one game (games/arena/ratings/rating.py): openskill's ``mu`` and
     ``sigma`` (its conservative estimate is ``mu - 3 * sigma``), with the matches it counted.
 
     ``subject`` names the identity: ``"bot:<id>"`` (a :class:`RegisteredBot`), ``"user:<id>"``
@@ -236,7 +236,7 @@ class Rating(models.Model):
 
 class RatingChange(models.Model):
     """What one rated match did to one seat's rating: before and after (the rating over time;
-    :func:`games.arena.ratings.recompute` rebuilds them)."""
+    :func:`games.arena.ratings.rating.recompute` rebuilds them)."""
 
     match = models.ForeignKey(Match, related_name="rating_changes", on_delete=models.CASCADE)
     rating = models.ForeignKey(Rating, related_name="changes", on_delete=models.CASCADE)
@@ -252,7 +252,7 @@ class RatingChange(models.Model):
 
 
 class ApiToken(models.Model):
-    """A person's API token (games/arena/api_tokens.py): their scripts read the JSON API as
+    """A person's API token (games/arena/bots/api_tokens.py): their scripts read the JSON API as
     them, so they see what the pages show them (their bots' forced-move details).  One per
     user, shown once when made; only its SHA-256 is kept.  Replacing it makes a new one;
     revoking it deletes the row."""
@@ -268,16 +268,16 @@ class ApiToken(models.Model):
 
 
 class NameKey(models.Model):
-    """One look-alike key of a registered name (games/arena/names.py): a username (scope
+    """One look-alike key of a registered name (games/arena/bots/names.py): a username (scope
     ``"user"``) or a registered bot's name (scope ``"bot:<game>"``) holds the keys of
-    :func:`~games.arena.names.name_keys`, and no two names hold the same key in a scope, so
+    :func:`~games.arena.bots.names.name_keys`, and no two names hold the same key in a scope, so
     ``alice``, ``ALICE``, ``aIice``, ``alice.`` and Cyrillic ``аlice`` cannot all be registered,
     whichever way a row is written (forms, admin, shell) and whatever races.  Written with the
-    name by the ``pre_save``/``post_save`` handlers in :mod:`games.arena.names`; deleted with
+    name by the ``pre_save``/``post_save`` handlers in :mod:`games.arena.bots.names`; deleted with
     its holder."""
 
     scope = models.CharField(max_length=40)
-    #: SHA-256 hex of the name's folded, skeleton form (:func:`games.arena.names.name_keys`).
+    #: SHA-256 hex of the name's folded, skeleton form (:func:`games.arena.bots.names.name_keys`).
     key = models.CharField(max_length=64)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, related_name="+",
                              on_delete=models.CASCADE)
@@ -295,7 +295,7 @@ class NameKey(models.Model):
 
 
 class Analysis(models.Model):
-    """One part of a finished match's analysis (games/arena/analyses.py; a bridge board's
+    """One part of a finished match's analysis (games/arena/play/analyses.py; a bridge board's
     double-dummy table and par), computed by the arena after the match and kept here.
 
     ``part`` is the part's place in the match (from 0; a bridge board's place in

@@ -19,7 +19,7 @@ The arena core is game-agnostic: everything it needs to know about a game is in 
 4. **Files and analysis**: ``exports`` and ``export``; ``import_formats``, ``import_encodings``,
    ``import_accept`` and ``import_match``; ``external_replay_label`` and ``external_replay_url``;
    ``analysis_label``, ``analysis_template``, ``analysis_subjects`` and ``analyse`` (what the
-   arena computes after a match: games/arena/analyses.py).
+   arena computes after a match: games/arena/play/analyses.py).
 5. **Presentation**: ``seats_note``, ``seat_label``, ``seat_tag``, ``teams``,
    ``describe_config`` (:meth:`GameSpec.config_summary`), ``pause_after``.
 
@@ -58,7 +58,7 @@ from typing import Any, Awaitable, Callable, Collection, Mapping
 from django.conf import settings
 
 from games.base import Action, State
-from games.arena.seats import Answer
+from games.arena.play.seats import Answer
 
 class AnalysisBusy(RuntimeError):
     """Raised by :meth:`GameSpec.analyse` when it cannot take the work now (its workers' queue
@@ -76,13 +76,13 @@ class Door:
 
     ``access``: "tcp" (bots connect to ``host_setting``:``port_setting``, keys of
     ``settings.ARENA``; ``host_setting`` "" or unset: ``ARENA_HOST``), "websocket" (bots open
-    a WebSocket there, any path, served by ``manage.py serve``: games/arena/bot_sockets.py)
+    a WebSocket there, any path, served by ``manage.py serve``: games/arena/bots/bot_sockets.py)
     or "http" (the server calls registered bot services: :meth:`GameSpec.http_bot_endpoint`;
     no host or port).  ``name``: what the lobby calls the door where a game has several
     (e.g. "Blue Chip table manager").  ``protocol_page``: the address of the protocol's
     description, or "".  ``note``: the lobby's line for bot authors (``{host}``, ``{port}``:
     the door's address).  ``start``: ``await start(arena)`` starts taking bots at this door
-    in ``arena`` (games/arena/service.py) and returns an object whose ``close()`` stops it;
+    in ``arena`` (games/arena/play/arena.py) and returns an object whose ``close()`` stops it;
     it raises ``OSError`` when the port cannot be listened on.  None for an "http" door.
     """
 
@@ -193,7 +193,7 @@ class GameSpec:
     #: leaderboard shows score statistics per player count instead.
     cooperative: bool = False
     #: The built-in bot whose rating stays at openskill's defaults (μ 25, σ 25/3) for ever:
-    #: the fixed point every other rating of the game is measured against (ratings.py).
+    #: the fixed point every other rating of the game is measured against (ratings/rating.py).
     rating_anchor: str | None = "random"
 
     def rating_ranks(self, config: Mapping, result: Mapping) -> list[int] | None:
@@ -244,7 +244,7 @@ class GameSpec:
     #: built-in bots only.
     doors: tuple[Door, ...] = ()
     #: Whether the next request must not reach a bot in the same read as a round's news
-    #: (:class:`~games.arena.runner.MatchRunner` turns the loop in between): a line protocol
+    #: (:class:`~games.arena.play.runner.MatchRunner` turns the loop in between): a line protocol
     #: whose reference server's bots commonly parse one message per read (Liar's Dice).  An
     #: XML stream or WebSocket frames need no such gap.
     requests_read_apart: bool = False
@@ -257,7 +257,7 @@ class GameSpec:
     #: create-table form) replaces it for that match (:meth:`SeatEndpoint.use_think_time`).
     #: "": the game's bots have no deadline (no such field on the form).
     bot_deadline_setting: str = ""
-    #: How a connecting bot presents its key (games/arena/bot_keys.py), for the Bots page.
+    #: How a connecting bot presents its key (games/arena/bots/bot_keys.py), for the Bots page.
     key_note: str = ""
 
     def bot_deadline(self) -> float | None:
@@ -319,7 +319,7 @@ class GameSpec:
         """A finished ``match`` (its final ``state``, its seats' ``names``, the request's
         query ``params``) in format ``fmt`` (a key of :attr:`exports`): ``(filename, content
         type, text)``.  A format that carries forced moves' ``detail`` carries it only for the
-        seats in ``details_for`` (the downloader's own, :func:`~games.arena.queries.detail_seats`).
+        seats in ``details_for`` (the downloader's own, :func:`~games.arena.play.queries.detail_seats`).
         Raises ``ValueError`` for parameters that make no file."""
         raise NotImplementedError
 
@@ -337,7 +337,7 @@ class GameSpec:
         raise NotImplementedError
 
     #: What the arena computes for a finished match, as the match page heads it (bridge:
-    #: "Double-dummy analysis"); "": nothing (games/arena/analyses.py).
+    #: "Double-dummy analysis"); "": nothing (games/arena/play/analyses.py).
     analysis_label: str = ""
     #: The template the match page includes to draw the analysis; it gets ``analysis``, a list
     #: of ``{"part", "subject", "result" (None while pending), "failed"}`` in part order.
@@ -353,7 +353,7 @@ class GameSpec:
         """The analysis of one subject, JSON-able.  Awaited on the arena's event loop, so the
         work itself must run elsewhere (a process pool) and never stall the loop.  Raises
         :class:`AnalysisBusy` to be asked again later; any other exception is a failed try
-        (games/arena/analyses.py).  Called only when :attr:`analysis_label` is not empty."""
+        (games/arena/play/analyses.py).  Called only when :attr:`analysis_label` is not empty."""
         raise NotImplementedError
 
     # ---- Presentation: labels, tags, teams -----------------------------------------------

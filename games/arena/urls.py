@@ -2,8 +2,9 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from games.arena import accounts, api, bot_views, exchange, leaderboard, views
-from games.arena.bot_pages import bot_page, person_page
+from games.arena.ratings import bot_views, leaderboard
+from games.arena.ratings.bot_pages import bot_page, person_page
+from games.arena.web import accounts, api, exchange, views
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
@@ -23,7 +24,7 @@ urlpatterns = [
     path("accounts/login/", views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", views.signup, name="signup"),
-    # The account: email, password change and reset (Django's views, games/arena/accounts.py), deletion.
+    # The account: email, password change and reset (Django's views, games/arena/web/accounts.py), deletion.
     path("accounts/", accounts.account, name="account"),
     path("accounts/delete/", accounts.delete, name="account_delete"),
     path("accounts/password/", accounts.PasswordChangeView.as_view(), name="password_change"),

@@ -11,8 +11,8 @@ import uuid
 
 from django.conf import settings
 
+from games.arena.play.seats import Answer
 from games.arena.registry import ConfigField, Door, GameSpec, register
-from games.arena.seats import Answer
 from games.blokus import protocol, rules
 from games.blokus.bots import BUILTIN_BOTS
 from games.blokus.transport import start_listener

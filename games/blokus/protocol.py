@@ -535,7 +535,7 @@ def parse_message(element, variant: str | None = None) -> dict:
 
     - ``{"type": "join", "game_type": str | None, "key": str | None}`` (``socha`` 5.1 sends
       ``<join/>`` without a game type; an unknown game type is refused here; ``key``: a
-      registered bot's key, an attribute the official server ignores, games/arena/bot_keys.py),
+      registered bot's key, an attribute the official server ignores, games/arena/bots/bot_keys.py),
     - ``{"type": "joinPrepared", "code": str}``, ``{"type": "joinRoom", "room_id": str,
       "key": str | None}``,
     - ``{"type": "authenticate", "password": str}``,

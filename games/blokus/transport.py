@@ -13,7 +13,7 @@ and the admin commands of the contest's tools.  From the bottom up:
   element, 10 MB of nesting): memory per connection stays bounded.
 - :class:`XmlConnection` (asyncio) feeds it whatever TCP delivers (no newline framing), at most
   as many messages a second as the connection's share allows (a :class:`TokenBucket`; without a
-  token it stops reading, as :class:`~games.arena.transport.LineConnection` does), one request
+  token it stops reading, as :class:`~games.arena.bots.transport.LineConnection` does), one request
   at a time (reading pauses while a lobby or admin request waits for the arena), and drops a
   peer that does not read what it is sent.
 - :class:`BlokusClient` handles one connection: lobby (``join``, ``joinPrepared``,
@@ -47,11 +47,11 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from lxml import etree
 
-from games.arena.bot_keys import KeyRefused
-from games.arena.limits import TokenBucket
-from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
+from games.arena.bots.bot_keys import KeyRefused
+from games.arena.bots.limits import TokenBucket
+from games.arena.play.seats import Answer, SeatEndpoint, TimedRequest, resolved
 from games.names import clean_name
-from games.arena.transport import BotConnection, Deadlines, admission_from_settings, start_bot_listener
+from games.arena.bots.transport import BotConnection, Deadlines, admission_from_settings, start_bot_listener
 from games.base import ProtocolError
 from games.blokus import protocol
 from games.blokus.rules import COLORS
@@ -256,7 +256,7 @@ class XmlConnection(BotConnection):
     pauses (``transport.pause_reading``): what was read waits, the kernel's buffers fill and the
     client waits, not the loop.  :meth:`asked_for` gives an answer's token back.
 
-    ``deadlines`` as for :class:`~games.arena.transport.BotConnection`: the
+    ``deadlines`` as for :class:`~games.arena.bots.transport.BotConnection`: the
     handler calls :meth:`spoke` for a valid first request, and a message begun
     (:attr:`XmlStream.message_begun`) must end within ``deadlines.message`` seconds.
     """
@@ -825,7 +825,7 @@ class BlokusClient(SeatEndpoint):
             name = clean_name(slot.get("name") or "")
             if name and await self.arena.claims_bot_name(GAME, name):
                 # A slot is taken with its code, never a key, so no registered bot's name (nor a
-                # look-alike, games/arena/names.py): it plays as a slot without a name does.
+                # look-alike, games/arena/bots/names.py): it plays as a slot without a name does.
                 # Clients learn their colour from the welcome message, never from a name.
                 self._log(logging.INFO, "slot %d: %r is a registered bot's name; it plays as %r", i + 1, name,
                           f"Player {i + 1}")
@@ -989,8 +989,8 @@ def _parse_room_id(text: str) -> int | None:
 def _room_of_seat(seat_id: int, count_players: bool) -> tuple[int, int | None]:
     """(match id, occupied seats or None unless ``count_players``) of the table a seat
     belongs to."""
-    from games.arena import tables
     from games.arena.models import Seat
+    from games.arena.play import tables
 
     match_id = tables.match_of_seat(seat_id)
     players = Seat.objects.filter(match_id=match_id, occupied=True).count() if count_players else None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
-from games.arena.seats import Answer, SeatEndpoint, TimedRequest
+from games.arena.play.seats import Answer, SeatEndpoint, TimedRequest
 from games.bridge import protocol
 from games.bridge.rules import CALL_INDEX, BridgeState
 

@@ -1,7 +1,7 @@
 """Built-in contract bridge bots.  They see only their own seat's observation, like any other seat.
 
 Policies have the arena's signature ``policy(observation, legal_actions, rng) -> action``
-(:class:`games.arena.seats.BuiltinSeat`): ``observation`` is
+(:class:`games.arena.play.seats.BuiltinSeat`): ``observation`` is
 :meth:`games.bridge.rules.BridgeState.observation` for the bot's seat (its own ``hand``, the
 ``calls``, the ``tricks`` and the current ``trick``, ``dummy_hand`` once the opening lead is
 made, ``player``: the hand that plays next), ``legal_actions`` the legal call or card names.

@@ -5,8 +5,8 @@ from datetime import datetime
 
 from django.conf import settings
 
+from games.arena.play.seats import Answer
 from games.arena.registry import AnalysisBusy, ConfigField, Door, GameSpec, register
-from games.arena.seats import Answer
 from games.bridge import analysis, files, protocol, rules, table_manager, transport
 from games.bridge.bots import BUILTIN_BOTS
 

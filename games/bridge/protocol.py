@@ -33,7 +33,7 @@ from games.names import clean_name
 #: four-byte UTF-8 and a 100-character key fit with room to spare.  Server lines are not
 #: bound by it: the longest auction (319 calls) makes an AUCOPEN of 1,751 bytes.
 MAX_LINE = 512
-#: Longest bot key (the arena's own bound, ``games.arena.bot_keys.MAX_KEY``; repeated here
+#: Longest bot key (the arena's own bound, ``games.arena.bots.bot_keys.MAX_KEY``; repeated here
 #: because a codec imports nothing of the arena).
 MAX_KEY = 100
 #: Longest game or tournament id (the seed's ``string``: letters and digits).

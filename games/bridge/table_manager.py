@@ -46,8 +46,8 @@ from collections import deque
 
 from django.conf import settings
 
-from games.arena.service import SeatingBusy
-from games.arena.transport import Deadlines, LineConnection, admission_from_settings, start_line_server
+from games.arena.bots.transport import Deadlines, LineConnection, admission_from_settings, start_line_server
+from games.arena.play.arena import SeatingBusy
 from games.base import ProtocolError
 from games.bridge import bluechip
 from games.bridge.bot_seat import BridgeBotSeat

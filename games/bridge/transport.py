@@ -30,10 +30,10 @@ from types import SimpleNamespace
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from games.arena.bot_keys import KeyRefused
+from games.arena.bots.bot_keys import KeyRefused
+from games.arena.bots.transport import Deadlines, LineConnection, admission_from_settings, start_line_server
 from games.arena.models import Match, Seat
-from games.arena.service import SeatingBusy
-from games.arena.transport import Deadlines, LineConnection, admission_from_settings, start_line_server
+from games.arena.play.arena import SeatingBusy
 from games.base import ProtocolError
 from games.bridge import protocol
 from games.bridge.bot_seat import BridgeBotSeat
@@ -285,7 +285,7 @@ class BridgeDoor:
 
     async def table_changed(self, match_id: int) -> None:
         """A table's seats changed (a bot or a person took one): ``JOINED`` to every player of
-        this door waiting there (the arena's :attr:`~games.arena.service.Arena.table_hooks`)."""
+        this door waiting there (the arena's :attr:`~games.arena.play.arena.Arena.table_hooks`)."""
         if not any(s.table is None for s in self.seats.values()):
             return  # nobody of ours waits for a table: no database look-up for others' tables
         seated = await self.arena.seated_names(match_id)
@@ -345,7 +345,7 @@ class BridgeDoor:
 
 
 class BridgeClient:
-    """One connection's lines (a :class:`~games.arena.transport.LineHandler`)."""
+    """One connection's lines (a :class:`~games.arena.bots.transport.LineHandler`)."""
 
     def __init__(self, conn: LineConnection, door: BridgeDoor):
         self.conn = conn

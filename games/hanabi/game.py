@@ -5,9 +5,9 @@ import json
 
 from django.conf import settings
 
-from games.arena import replay
+from games.arena.play import replay
+from games.arena.play.seats import Answer
 from games.arena.registry import ConfigField, Door, GameSpec, register
-from games.arena.seats import Answer
 from games.hanabi import hanablive, rules
 from games.hanabi.bots import BUILTIN_BOTS
 from games.hanabi.transport import forced_discard, start_sockets

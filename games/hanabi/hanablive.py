@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 
-from games.arena.json_limits import json_size_problem
+from games.arena.bots.json_limits import json_size_problem
 from games.names import clean_name
 from games.hanabi import rules
 

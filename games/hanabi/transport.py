@@ -1,6 +1,6 @@
 """Hanabi bots over WebSocket (specs/hanabi-ws.*): the lobby and the seat endpoint.
 
-The socket itself is :mod:`games.arena.bot_sockets` (a Channels consumer on ``HANABI_PORT``,
+The socket itself is :mod:`games.arena.bots.bot_sockets` (a Channels consumer on ``HANABI_PORT``,
 4444 by default, every path; and ``/ws/bots/hanabi/`` on the main port); this module is the
 arena's side of each connection.
 
@@ -8,13 +8,13 @@ Lobby (our rules where the original, one game per process, has none):
 
 - ``CONNECTION_REQUEST`` takes the oldest open bot seat of a Hanabi table made on the web, or
   else joins the oldest automatic table that is gathering and not full (five players).
-  With a ``key`` (ours: a registered bot's key, games/arena/bot_keys.py) the bot plays under
+  With a ``key`` (ours: a registered bot's key, games/arena/bots/bot_keys.py) the bot plays under
   its registered name, on the wire too, a seat its owner held for it first; a refused key
   gets ``ERROR_RESPONSE`` "The bot key was refused." with the reason, and the connection may
   send another ``CONNECTION_REQUEST`` (past the address's limit of wrong keys it is closed,
   4029).  A name another player at that table has (a bot, a person, a built-in bot) gets
   ``PLAYER_ALREADY_EXISTS``, as the original answers it.  So does a bot without a key that
-  asks for a registered bot's name or a look-alike (games/arena/names.py); one that took a
+  asks for a registered bot's name or a look-alike (games/arena/bots/names.py); one that took a
   name before it was registered gets it too, and is disconnected, when the registered bot
   comes to the automatic table where it waits.
 - Every bot joined at the table gets a ``CONNECTION_RESPONSE`` listing the players joined
@@ -42,7 +42,7 @@ In a game a request from a player not on turn gets ``NOT_YOUR_TURN`` (checked fi
 original does); a refused action (``CARD_NOT_FOUND``, ``NO_HINT_TOKENS``,
 ``PLAYER_NOT_FOUND``) leaves the turn open until the deadline.  Deadline (ours; the original
 has none): ``HANABI_BOT_DEADLINE`` seconds (10) for the player on turn; then, or at once when
-it has left (its socket is gone: games/arena/bot_sockets.py reports that once, also when a
+it has left (its socket is gone: games/arena/bots/bot_sockets.py reports that once, also when a
 frame for it was refused by a socket that was closing), a card is discarded for it
 (:func:`forced_discard`), recorded as forced with the reason "disconnected", and the game
 goes on; the original keeps a player who left in the game and waits for it for ever.  When
@@ -57,11 +57,11 @@ import logging
 
 from django.conf import settings
 
-from games.arena.bot_keys import KeyRefused
-from games.arena.bot_sockets import CLOSE_REFUSED, CLOSE_TOO_MANY_MESSAGES, SocketConnection
-from games.arena.http_bots import json_too_deep
-from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
-from games.arena.service import NameTaken, SeatingBusy
+from games.arena.bots.bot_keys import KeyRefused
+from games.arena.bots.bot_sockets import CLOSE_REFUSED, CLOSE_TOO_MANY_MESSAGES, SocketConnection
+from games.arena.bots.http_bots import json_too_deep
+from games.arena.play.arena import NameTaken, SeatingBusy
+from games.arena.play.seats import Answer, SeatEndpoint, TimedRequest, resolved
 from games.names import clean_name
 from games.hanabi import protocol
 from games.hanabi.protocol import HanabiError
@@ -135,7 +135,7 @@ class HanabiLobby:
             bot.name = bot.display_name  # the registered name, on the wire too
         elif await self.arena.claims_bot_name(GAME, bot.name):
             # A keyless bot under a registered bot's name (or a look-alike): the original's own
-            # answer to a taken name, which its bots handle (games/arena/names.py).
+            # answer to a taken name, which its bots handle (games/arena/bots/names.py).
             bot.refused(protocol.PLAYER_ALREADY_EXISTS,
                         "this name belongs to a registered bot: present its key, or choose another name")
             return
@@ -230,7 +230,7 @@ class HanabiLobby:
     def _evict_squatters(self, name: str) -> None:
         """A keyed bot never gives way to a keyless one: a bot without a key that took ``name``
         at a gathering table before the name was registered is refused and disconnected
-        (games/arena/names.py); a table already starting is left as it is."""
+        (games/arena/bots/names.py); a table already starting is left as it is."""
         for table in self.tables:
             if table.starting:
                 continue
@@ -276,7 +276,7 @@ class HanabiLobby:
         Its players that are still connected take the seats (the last to join first, then
         join order); one that hangs up while the start is in hand plays as a seat that
         left.  A failure to start ends the match as aborted and closes them (the arena's
-        :meth:`~games.arena.service.Arena.start_gathered`)."""
+        :meth:`~games.arena.play.arena.Arena.start_gathered`)."""
         if table.starting:
             return None
         players = [b for b in table.bots if not b.gone]

@@ -1,7 +1,7 @@
 """Built-in Jass (Schieber) bots.  They see only their own observation, like any other seat.
 
 Policies have the arena's signature ``policy(observation, legal_actions, rng) -> action``
-(:class:`games.arena.seats.BuiltinSeat`): ``observation`` is
+(:class:`games.arena.play.seats.BuiltinSeat`): ``observation`` is
 :meth:`games.jass.rules.JassState.observation` for the bot's seat (its own ``hand``, the
 public ``tricks`` in wire form, ``trump``, ``seat``, ``declarer``, ...), ``legal_actions`` is
 :meth:`~games.jass.rules.JassState.legal_actions` (trump codes 0-5 and ``"push"`` in the trump

@@ -5,8 +5,8 @@ import random
 
 from django.conf import settings
 
+from games.arena.play.seats import Answer
 from games.arena.registry import ConfigField, Door, GameSpec, register
-from games.arena.seats import Answer
 from games.jass import logs, rules, transport
 from games.jass.bots import BUILTIN_BOTS
 

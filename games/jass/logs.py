@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from games.arena.json_limits import json_size_problem
+from games.arena.bots.json_limits import json_size_problem
 from games.base import ProtocolError
 from games.jass import protocol, rules
 
@@ -23,7 +23,7 @@ MAX_IMPORTED_DEALS = rules.MAX_DEALS
 MAX_CONTAINERS = 100_000
 #: JSON values (numbers, strings, arrays, objects) one imported file may hold: a game's log
 #: has about 134, so a file of MAX_IMPORTED_DEALS games about 134,000.  Counted before parsing
-#: (:func:`~games.arena.json_limits.json_size_problem`), as are lines: 5 MB of ``1,`` would be
+#: (:func:`~games.arena.bots.json_limits.json_size_problem`), as are lines: 5 MB of ``1,`` would be
 #: 2.5 million numbers.
 MAX_VALUES = 300_000
 #: Nesting of a log: an array of games, each an object of lists of objects of lists (5).

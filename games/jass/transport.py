@@ -16,8 +16,8 @@ import time
 
 from django.conf import settings
 
-from games.arena import http_bots
-from games.arena.seats import Answer, SeatEndpoint
+from games.arena.bots import http_bots
+from games.arena.play.seats import Answer, SeatEndpoint
 from games.base import ProtocolError
 from games.jass import protocol, rules
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from games.arena.play.seats import Answer
 from games.arena.registry import ConfigField, Door, GameSpec, register
-from games.arena.seats import Answer
 from games.liars_dice import logs, rules
 from games.liars_dice.bots import BUILTIN_BOTS
 from games.liars_dice.transport import start_listener
@@ -109,7 +109,7 @@ class LiarsDiceSpec(GameSpec):
     def export(self, fmt, match, state, names, params, details_for=()) -> tuple[str, str, str]:
         """The match as JSON lines, one per move with every player's answer (logs.py); an
         answer's ``detail`` only at the seats in ``details_for``."""
-        from games.arena import replay  # the event log's models: only once Django is set up
+        from games.arena.play import replay  # the event log's models: only once Django is set up
 
         lines = logs.export_lines(match.config, match.seed, replay.logged_steps(match.pk, details_for), names, late, match.pk)
         return f"liars-dice-match{match.pk}.jsonl", "application/x-ndjson", "".join(lines)

@@ -6,10 +6,10 @@ anything unusable (no bad line, no line half-sent): the name is optional (the re
 a bot as it connects), but a client that connects and hangs up at once, or sends only junk,
 costs no database work and leaves no table behind.  The bot may send ``{"name": ...}`` at
 any time; only the first counts.  A registered bot sends its key with its first name,
-``{"name": ..., "key": "arena-key-..."}`` (games/arena/bot_keys.py), and plays under its
+``{"name": ..., "key": "arena-key-..."}`` (games/arena/bots/bot_keys.py), and plays under its
 registered name; a refused key gets an ``{"subject": "error", "message": ...}`` line and
 the connection is closed.  A bot without a key that sends a registered bot's name, or a
-look-alike (games/arena/names.py), plays under the name of a bot that sent none: the
+look-alike (games/arena/bots/names.py), plays under the name of a bot that sent none: the
 reference refuses no name, and no bot sees a name on the wire, so nothing changes for it.
 Each request waits 3 s for the reply whose ``message_id`` matches; what the notes call a
 missing, late or malformed reply becomes a ``None`` answer, which loses the round by rule.
@@ -23,11 +23,11 @@ import random
 
 from django.conf import settings
 
-from games.arena.bot_keys import KeyRefused
-from games.arena.seats import Answer, SeatEndpoint, TimedRequest, resolved
-from games.arena.service import SeatingBusy
+from games.arena.bots.bot_keys import KeyRefused
+from games.arena.play.arena import SeatingBusy
+from games.arena.play.seats import Answer, SeatEndpoint, TimedRequest, resolved
 from games.names import clean_name
-from games.arena.transport import Deadlines, LineConnection, admission_from_settings, start_line_server
+from games.arena.bots.transport import Deadlines, LineConnection, admission_from_settings, start_line_server
 from games.base import ProtocolError
 from games.liars_dice import protocol
 
@@ -129,7 +129,7 @@ class LiarsDiceBot(SeatEndpoint):
 
     async def _check_name(self) -> bool:
         """Take the name the bot sent (``claimed``) as its display name, unless it is a
-        registered bot's name or a look-alike (games/arena/names.py): a bot without its key
+        registered bot's name or a look-alike (games/arena/bots/names.py): a bot without its key
         never plays under one.  Its bot never sees a name on the wire, so it plays on under the
         name of a bot that sent none, and the log says why."""
         name, self.claimed = self.claimed, None

@@ -9,7 +9,7 @@
 // it then takes away.
 'use strict';
 
-// Replay frames per request (the API's most, games/arena/replay.py MAX_FRAMES).
+// Replay frames per request (the API's most, games/arena/play/replay.py MAX_FRAMES).
 const REPLAY_PAGE = 500;
 // Requests that silence answers (the Liar's Dice challenge window: the bid stands), so not
 // announced as "your turn".

@@ -1,4 +1,4 @@
-"""Look-alike keys of usernames and registered bots' names (games/arena/names.py).
+"""Look-alike keys of usernames and registered bots' names (games/arena/bots/names.py).
 
 Existing rows get their keys in the order they were made.  A name that looks like one made
 before it (``aIice`` after ``alice``), registered before this rule, is renamed by adding
@@ -19,7 +19,7 @@ def _free_name(name: str, pk: int, scope: str, held: set, limit: int, exists) ->
     """``name`` if none of its keys is ``held`` in ``scope``, else the first
     ``<name>-<pk>[-n]`` within ``limit`` characters that no key holds and no other row has
     (``exists(candidate)``)."""
-    from games.arena.names import name_keys
+    from games.arena.bots.names import name_keys
 
     candidate, n = name, 1
     while any((scope, k) in held for k in name_keys(candidate)) or (candidate != name and exists(candidate)):
@@ -29,7 +29,7 @@ def _free_name(name: str, pk: int, scope: str, held: set, limit: int, exists) ->
 
 
 def _hold(NameKey, held: set, scope: str, name: str, **holder) -> None:
-    from games.arena.names import name_keys
+    from games.arena.bots.names import name_keys
 
     for key in sorted(name_keys(name)):
         held.add((scope, key))

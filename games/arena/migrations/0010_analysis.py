@@ -1,4 +1,4 @@
-"""Analyses of finished matches (games/arena/analyses.py): one row per part, pending until the
+"""Analyses of finished matches (games/arena/play/analyses.py): one row per part, pending until the
 arena stores its result."""
 
 import django.db.models.deletion

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from django import template
 
-from games.arena import queries, registry, tables
+from games.arena import registry
+from games.arena.play import queries, tables
 
 register = template.Library()
 
@@ -11,7 +12,7 @@ register = template.Library()
 @register.filter
 def result_sides(match):
     """``{% with sides=match|result_sides %}``: the match's result per team, or None
-    (:func:`games.arena.queries.result_sides`)."""
+    (:func:`games.arena.play.queries.result_sides`)."""
     try:
         spec = registry.get(match.game)
     except KeyError:
@@ -21,5 +22,5 @@ def result_sides(match):
 
 @register.filter
 def time_terms(match):
-    """A table's own pace and thinking time (:func:`games.arena.tables.time_terms`)."""
+    """A table's own pace and thinking time (:func:`games.arena.play.tables.time_terms`)."""
     return tables.time_terms(match)

@@ -1,11 +1,12 @@
 """``manage.py recompute_ratings [--game SLUG]``: rate every finished match again, in the order
-they finished (games/arena/ratings.py), e.g. after restoring a database or changing who is
+they finished (games/arena/ratings/rating.py), e.g. after restoring a database or changing who is
 rated.  The result equals what the matches gave as they finished."""
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from games.arena import ratings, registry
+from games.arena import registry
+from games.arena.ratings import rating
 
 
 class Command(BaseCommand):
@@ -17,5 +18,5 @@ class Command(BaseCommand):
     def handle(self, *args, game=None, **options):
         if game is not None and game not in {g.slug for g in registry.all_games()}:
             raise CommandError(f"unknown game {game!r}")
-        rated = ratings.recompute(game)
+        rated = rating.recompute(game)
         self.stdout.write(f"rated {rated} match(es)")

@@ -37,7 +37,7 @@ socket at once when nothing waits in Twisted's buffer before it (:func:`write_no
 own ``write`` buffers it and registers the socket with the loop for writing, which took an
 ``epoll_ctl`` before and after the ``send`` and a callback of the loop per message).  The
 protocol's ``send_text_now`` does that synchronously and is given to each WebSocket's
-application in its scope (:data:`games.arena.consumers.SEND_TEXT_NOW`), so a spectator's view
+application in its scope (:data:`games.arena.web.consumers.SEND_TEXT_NOW`), so a spectator's view
 is written without Channels' and Daphne's send coroutines in between.
 """
 from __future__ import annotations
@@ -57,7 +57,7 @@ from django.core.management.base import BaseCommand, CommandError
 log = logging.getLogger("arena")
 
 #: Frames a WebSocket consumer may be behind before its client is closed.  The consumer's own
-#: rate bound (games/arena/consumers.py) rejects a flood at a few operations per frame, so
+#: rate bound (games/arena/web/consumers.py) rejects a flood at a few operations per frame, so
 #: this is reached only when the loop itself is starved.
 MAX_QUEUED_FRAMES = 64
 #: Largest WebSocket message accepted (bytes); the consumer refuses more than 16 KiB anyway.
@@ -79,8 +79,8 @@ def _tcp_server_class() -> type:
 
 @functools.cache
 def _admitted_class() -> type:
-    """The wrapper of an admitted connection (games/arena/daphne_admission.py)."""
-    from games.arena.daphne_admission import AdmittedConnection
+    """The wrapper of an admitted connection (games/arena/bots/daphne_admission.py)."""
+    from games.arena.bots.daphne_admission import AdmittedConnection
 
     return AdmittedConnection
 
@@ -110,7 +110,7 @@ def write_now(transport, data: bytes) -> None:
 class FrameCache:
     """The WebSocket frame of the last text sent, for the next socket that sends the same
     text (one view to every spectator).  One entry per process: views go out one after the
-    other, each to all its sockets in turn (games/arena/consumers.py)."""
+    other, each to all its sockets in turn (games/arena/web/consumers.py)."""
 
     text: str | None = None
     frame: bytes = b""
@@ -136,8 +136,8 @@ def bounded_daphne_classes():
     from daphne.ws_protocol import WebSocketProtocol
     from twisted.internet import reactor
 
-    from games.arena.consumers import CLOSE_TOO_MANY_MESSAGES
-    from games.arena.daphne_admission import AdmittedConnection
+    from games.arena.bots.daphne_admission import AdmittedConnection
+    from games.arena.web.consumers import CLOSE_TOO_MANY_MESSAGES
 
     class BoundedRequest(WebRequest):
         """Daphne's HTTP request with a bound on the body (``ARENA_MAX_REQUEST_BYTES``):
@@ -228,7 +228,7 @@ def bounded_daphne_classes():
             return True; or return False, having done nothing, when it must take Daphne's
             path and its checks: a socket not open, compression negotiated (we never accept
             it), a message over autobahn's outgoing bound (it raises), frames queued before.
-            What the consumers call through the scope (:data:`~games.arena.consumers.
+            What the consumers call through the scope (:data:`~games.arena.web.consumers.
             SEND_TEXT_NOW`), and what Daphne's path for a text comes to."""
             if self.state != self.STATE_OPEN or self._perMessageCompress is not None or self.send_queue:
                 return False
@@ -253,10 +253,10 @@ def install_bounds(server) -> None:
     """Make a ``daphne.server.Server`` whose ``run()`` has built its factories (it does so
     just before calling its ``ready_callable``) use :func:`bounded_daphne_classes`, and give
     each WebSocket's application its protocol's ``send_text_now`` in the scope's
-    ``extensions`` (:data:`games.arena.consumers.SEND_TEXT_NOW`)."""
+    ``extensions`` (:data:`games.arena.web.consumers.SEND_TEXT_NOW`)."""
     from daphne.http_protocol import HTTPFactory
 
-    from games.arena.consumers import SEND_TEXT_NOW
+    from games.arena.web.consumers import SEND_TEXT_NOW
 
     request_class, ws_class = bounded_daphne_classes()
     server.ws_factory.protocol = ws_class
@@ -279,13 +279,13 @@ def install_bounds(server) -> None:
 
 
 def install_admission(listening) -> None:
-    """Per-address admission and the headers' deadline (games/arena/daphne_admission.py) at
+    """Per-address admission and the headers' deadline (games/arena/bots/daphne_admission.py) at
     one of Daphne's listening ports: a game's bot WebSocket port takes the bot ports' caps
     (``ARENA_MAX_CONNECTIONS_PER_ADDRESS``, ``ARENA_CONNECTIONS_PER_S_PER_ADDRESS``), the
     web port its own (``ARENA_WEB_…``); both ``ARENA_MAX_CONNECTIONS`` in all."""
-    from games.arena import daphne_admission
-    from games.arena.bot_sockets import bot_socket_ports
-    from games.arena.transport import Admission, admission_from_settings, parse_exempt
+    from games.arena.bots import daphne_admission
+    from games.arena.bots.bot_sockets import bot_socket_ports
+    from games.arena.bots.transport import Admission, admission_from_settings, parse_exempt
 
     cfg = settings.ARENA
     number = listening.getHost().port
@@ -345,12 +345,12 @@ def refuse_unsafe_listeners() -> None:
 def bot_socket_listeners() -> list:
     """Listening sockets, bound with ``SO_REUSEPORT`` (``ARENA_REUSE_PORT``), of every game's
     bot WebSocket port (Hanabi's), for Daphne to adopt: several arenas on one host then share
-    them as they share the TCP bot ports (games/arena/transport.py ``listening_sockets``).
-    Raises :class:`~games.arena.service.ListenerError` naming the port's setting when one
+    them as they share the TCP bot ports (games/arena/bots/transport.py ``listening_sockets``).
+    Raises :class:`~games.arena.play.arena.ListenerError` naming the port's setting when one
     cannot be bound."""
-    from games.arena.bot_sockets import bot_socket_doors
-    from games.arena.service import ListenerError, cannot_listen
-    from games.arena.transport import listening_sockets
+    from games.arena.bots.bot_sockets import bot_socket_doors
+    from games.arena.bots.transport import listening_sockets
+    from games.arena.play.arena import ListenerError, cannot_listen
 
     sockets: list = []
     try:
@@ -387,9 +387,9 @@ class Command(BaseCommand):
             refuse_unsafe_listeners()
         if not no_migrate:
             call_command("migrate", interactive=False, verbosity=0)
-        from games.arena.bot_sockets import bot_socket_addresses
+        from games.arena.bots.bot_sockets import bot_socket_addresses
 
-        from games.arena.service import ListenerError
+        from games.arena.play.arena import ListenerError
 
         try:
             if role == "arena" and not bot_socket_addresses():
@@ -407,11 +407,11 @@ class Command(BaseCommand):
         from daphne.server import Server  # installs the asyncio reactor; import before twisted
         from twisted.internet import defer, reactor
 
-        from games.arena.bot_sockets import bot_socket_addresses, bot_socket_doors
+        from games.arena.bots.bot_sockets import bot_socket_addresses, bot_socket_doors
 
         from webapp.asgi import application
 
-        from games.arena.service import Arena, ListenerError, cannot_listen
+        from games.arena.play.arena import Arena, ListenerError, cannot_listen
 
         arena = Arena() if with_arena else None
         failures: list[str] = []  # why a port could not be listened on, each naming its setting
@@ -490,7 +490,7 @@ class Command(BaseCommand):
             raise ListenerError("; ".join(failures))
 
     async def _arena_only(self) -> None:
-        from games.arena.service import Arena
+        from games.arena.play.arena import Arena
 
         arena = Arena()
         await arena.start()

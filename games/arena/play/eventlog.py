@@ -30,7 +30,7 @@ log = logging.getLogger("arena.eventlog")
 class EventRow(NamedTuple):
     """One seat's answer at one step as the log stores it (one ``Event`` row): a tuple, so
     that writing a batch costs no more than it did with bare tuples.  ``forced``/``reason``/
-    ``detail`` as in :class:`games.arena.seats.Answer`; ``think_ms`` in milliseconds."""
+    ``detail`` as in :class:`games.arena.play.seats.Answer`; ``think_ms`` in milliseconds."""
 
     match_id: int
     seq: int

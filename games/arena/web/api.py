@@ -5,9 +5,9 @@ its ``forced/`` moves, and ``/api/me/``; described by an OpenAPI 3 document at
 ``/api/openapi.json`` and a docs page at ``/api/docs``.
 
 Who asks: anyone, or a person through their personal API token (``Authorization: Bearer
-<token>``, games/arena/api_tokens.py) or their logged-in session.  It changes one thing: a
+<token>``, games/arena/bots/api_tokens.py) or their logged-in session.  It changes one thing: a
 forced move's full ``detail`` (events, replay answers, forced moves) is given only at the
-seats the asker sat in or their bots sat in (:func:`~games.arena.queries.detail_seats`;
+seats the asker sat in or their bots sat in (:func:`~games.arena.play.queries.detail_seats`;
 in a game without hidden information, Blokus, details are everyone's),
 "" elsewhere, as the pages do.  A token that identifies nobody is a 401.
 
@@ -26,8 +26,8 @@ schema; it also ships Swagger UI's files, so the interactive page is served from
 ``/static/`` (``ninja`` in ``INSTALLED_APPS``), never from a CDN.
 
 What stays ours, word for word as before the move (``tests/test_api_compat.py`` replays the
-old answers): the filters are checked by :func:`~games.arena.queries.check_filters` and
-:func:`~games.arena.queries.page_number`, the history page's own checks, and numbers by
+old answers): the filters are checked by :func:`~games.arena.play.queries.check_filters` and
+:func:`~games.arena.play.queries.page_number`, the history page's own checks, and numbers by
 :func:`_int`; so query parameters reach the functions as strings (the OpenAPI document still
 says which are whole numbers and their bounds) and a bad one gets our ``{"error": ...}``
 with 400, never the library's 422.  The listing keeps its ``count``/``page``/``pages``/
@@ -60,11 +60,14 @@ from ninja.openapi.docs import DocsBase, Swagger
 from ninja.security import HttpBearer
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from games.arena import analyses, api_tokens, details, leaderboard, registry, replay
+from games.arena import registry
+from games.arena.bots import api_tokens
 from games.arena.models import Event as EventRow
 from games.arena.models import Match, Rating, RegisteredBot, Seat as SeatRow
-from games.arena.queries import (DONE, MAX_PAGE, PAGE_SIZE, FilterError, check_filters, finished_matches, page_number,
-                                 detail_seats, seat_summary)
+from games.arena.play import analyses, details, replay
+from games.arena.ratings import leaderboard
+from games.arena.play.queries import (DONE, MAX_PAGE, PAGE_SIZE, FilterError, check_filters, finished_matches,
+                                      page_number, detail_seats, seat_summary)
 
 
 class BadRequest(ValueError):
@@ -134,7 +137,7 @@ Date = Annotated[str | None, WithJsonSchema({"type": "string", "format": "date"}
 class Out(BaseModel):
     """A response schema: the answers' contract.  A key the code puts in an answer that the
     schema does not declare is an error (a 500, loud in every API test), not silently dropped:
-    a field added to, say, :func:`~games.arena.queries.seat_summary` must be declared (and so
+    a field added to, say, :func:`~games.arena.play.queries.seat_summary` must be declared (and so
     documented) here too.
 
     Plain Pydantic models rather than ``ninja.Schema``: that one wraps every object it reads
@@ -213,7 +216,7 @@ def Absent(kind: type):  # noqa: N802 (a type)
 
 
 class AnalysisPart(Out):
-    """One part of a finished match's analysis (games/arena/analyses.py)."""
+    """One part of a finished match's analysis (games/arena/play/analyses.py)."""
     part: int = Field(description="Its place in the match, from 0 (bridge: the board's place in result.boards).")
     subject: Any = Field(description="What is analysed (bridge: the board as played: board, room, dealer, "
                                      "vulnerability, hands N E S W, contract, declarer, result, score).")
@@ -413,7 +416,7 @@ def match_list(request, game: Text = Query(None, description="Only this game (it
                page: WholeNumber(1, MAX_PAGE, 1) = Query(None, description="Page number; past the last is a 400.")):
     """Finished (and aborted) matches, newest first, ``PAGE_SIZE`` a page.  Raises (as a 400)
     for an unknown game or status, a bad date, a ``date_from`` after ``date_to`` or a page
-    that does not exist (:func:`~games.arena.queries.check_filters`): the first problem is
+    that does not exist (:func:`~games.arena.play.queries.check_filters`): the first problem is
     said."""
     filters, problems = check_filters({"game": game, "player": player, "date_from": date_from, "date_to": date_to,
                                        "status": status})  # the history page's checks, word for word
@@ -488,7 +491,7 @@ def match_replay(request, match_id: int = Path(..., description="The match's id.
 
 
 class RatingRow(Out):
-    """One rated identity of a game (games/arena/ratings.py)."""
+    """One rated identity of a game (games/arena/ratings/rating.py)."""
     name: str
     kind: str = Field(description="bot (a registered bot), person (a logged-in user) or built-in bot.")
     mu: float = Field(description="openskill's estimated strength (a newcomer: 25).")
@@ -613,7 +616,7 @@ class Me(Out):
 def get_bot(request, bot_id: int = Path(..., description="The registered bot's id.")):
     """One registered bot's facts (404 for an unknown id); its forced moves' details are
     not here but at ``/api/bots/<id>/forced/``."""
-    from games.arena.bot_pages import bot_summary
+    from games.arena.ratings.bot_pages import bot_summary
 
     bot = _bot(bot_id)
     summary = bot_summary(bot, show_detail=False)

@@ -1,5 +1,5 @@
 """What a bot service answered, as a person reads it: an HTML error page's own words without
-its markup, whitespace runs as one space, a short excerpt (games/arena/http_bots.py quotes it
+its markup, whitespace runs as one space, a short excerpt (games/arena/bots/http_bots.py quotes it
 in the errors a bot author sees: the connection test, forced moves' details)."""
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """Admission at the ports Daphne serves (the web port, each game's bot WebSocket port such as
-Hanabi's), before any request is read: the bot TCP ports' rules (games/arena/transport.py)
+Hanabi's), before any request is read: the bot TCP ports' rules (games/arena/bots/transport.py)
 for HTTP and WebSocket clients.
 
 - **At accept()**: each listening port gets its own :class:`AdmittingFactory` (Twisted's
   ``WrappingFactory``), whose ``buildProtocol`` returns None for a peer the per-address
-  :class:`~games.arena.transport.Admission` refuses, or when the port holds
+  :class:`~games.arena.bots.transport.Admission` refuses, or when the port holds
   ``ARENA_MAX_CONNECTIONS`` already; Twisted's port then closes the socket it has just
   accepted, and nothing is made for it: no transport, no HTTP channel, no request, no
   WebSocket handshake, no consumer.  A refused client sees its connection closed before any
@@ -31,11 +31,11 @@ import time
 
 from twisted.protocols.policies import ProtocolWrapper, WrappingFactory
 
-from games.arena.transport import Admission
+from games.arena.bots.transport import Admission
 
 log = logging.getLogger("arena.transport")
 #: Connections a port accepts per wake-up of the loop at most (as the TCP bot ports,
-#: games/arena/transport.py): a flood of connections takes turns with the matches.
+#: games/arena/bots/transport.py): a flood of connections takes turns with the matches.
 ACCEPTS_PER_WAKE = 16
 
 

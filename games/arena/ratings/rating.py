@@ -14,7 +14,7 @@ against it and does not drift as the population changes.  Everyone else starts a
 defaults too and moves with each rated match.
 
 A match is rated when it finishes, in the transaction that stores its result
-(:func:`rate_match`, called by :func:`games.arena.tables.finish`), in that order; the
+(:func:`rate_match`, called by :func:`games.arena.play.tables.finish`), in that order; the
 ratings are a function of the finished matches in finishing order, so :func:`recompute`
 (``manage.py recompute_ratings``) replays them and gives exactly the same numbers.  Several
 arena processes may finish matches at once: a match locks its identities' ratings first
@@ -71,7 +71,7 @@ def rate_match(match, seats: list, stamp: bool = False) -> bool:
     Call inside the transaction that stores the result.  Each seat's
     :class:`~games.arena.models.RatingChange` keeps its rating before and after.
 
-    With ``stamp`` (a match finishing now, :func:`games.arena.tables.finish`), a rated
+    With ``stamp`` (a match finishing now, :func:`games.arena.play.tables.finish`), a rated
     match's ``finished_at`` is set here, once its ratings are locked: the time now, but at
     least a microsecond after the last rated match of each of its identities (``last_seen``:
     another host's clock may be behind), so that :func:`recompute`'s order (``finished_at``,

@@ -26,11 +26,13 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from games.arena import analyses, control, names, registry, tables, throttle
+from games.arena import registry
+from games.arena.bots import names, throttle
 from games.arena.models import Match, RegisteredBot, Seat
-from games.arena.queries import PAGE_SIZE, FilterError, check_filters, finished_matches, page_number
+from games.arena.play import analyses, control, tables
+from games.arena.play.queries import PAGE_SIZE, FilterError, check_filters, finished_matches, page_number
+from games.arena.play.runner import table_group
 from games.arena.registry import Door
-from games.arena.runner import table_group
 
 log = logging.getLogger("arena.web")
 
@@ -59,7 +61,7 @@ def creator_key(request) -> str:
 
 def _nickname_refused(name: str) -> str | None:
     """Why a guest may not take ``name`` as a nickname, or None: it is, or looks like, a
-    username or a registered bot's name (games/arena/names.py), which only its owner plays
+    username or a registered bot's name (games/arena/bots/names.py), which only its owner plays
     under."""
     if names.claimed_name(name):
         return (f"“{name}” is a registered name (or looks like one): log in to play under it, "
@@ -84,7 +86,7 @@ def _take_nickname(request) -> bool:
 def creation_refused(request) -> str | None:
     """Why this visitor may not create a table now, or None: at most
     ``ARENA_TABLES_PER_MINUTE`` a minute per address and per user, whether from the form,
-    "Play a bot now" or an import (:func:`games.arena.tables.creation_refused`).
+    "Play a bot now" or an import (:func:`games.arena.play.tables.creation_refused`).
 
     The database's count and the row created after it are two steps, which parallel requests
     could all pass at once; the cache's atomic counters (:data:`throttle.TABLES_BY_ADDRESS`,
@@ -116,7 +118,7 @@ def creation_failed(request) -> None:
 def _announce(match_id: int) -> None:
     """Tell the arena (start it if full) and the table's pages (reload) that seats changed.
     The arena is the table's owner (the one whose connected bots sit at it), else any live
-    one (:func:`games.arena.control.channel_for`); with none alive, or a message lost (its
+    one (:func:`games.arena.play.control.channel_for`); with none alive, or a message lost (its
     channel full), the arenas' sweep finds the full table (``tables_waiting_to_start``)."""
     layer = get_channel_layer()
     channel = control.channel_for(match_id)
@@ -385,7 +387,7 @@ def match_page(request, match_id: int):
         "hidden_information": spec.hidden_information,
         "exports": exports,
         "external_replay": spec.external_replay_label if done else "",
-        # Each part's analysis, pending ones included (games/arena/analyses.py).
+        # Each part's analysis, pending ones included (games/arena/play/analyses.py).
         "analysis": analysis,
         "analysis_pending": sum(part["result"] is None and not part["failed"] for part in analysis),
         # A match of several deals (Jass) also exports one deal at a time (first format, ?deal=N).
@@ -438,7 +440,7 @@ HISTORY_STATUSES = [(Match.Status.FINISHED.value, "Finished"), (Match.Status.ABO
 def history(request):
     """Finished matches with filters (game, player, dates, status) and pagination.
 
-    Checked as ``/api/matches/`` checks them (:func:`~games.arena.queries.check_filters`),
+    Checked as ``/api/matches/`` checks them (:func:`~games.arena.play.queries.check_filters`),
     but a page is not an error reply: each problem is shown above the list, a filter that
     cannot apply is left out (an unknown game lists every game, and the menu says "All"), a
     page past the last shows the last, and the form keeps what was typed."""
@@ -488,7 +490,7 @@ def _address(request) -> str:
 
 class LoginView(auth_views.LoginView):
     """Django's login page, with at most ``ARENA_LOGIN_FAILURES_PER_MINUTE`` failed logins a
-    minute per address and per username (:mod:`games.arena.throttle`).  The attempt is
+    minute per address and per username (:mod:`games.arena.bots.throttle`).  The attempt is
     counted before the password is checked, so a refused guess costs no password hash; it
     is answered ``429`` with "Too many attempts; try again in N s"."""
 
@@ -516,7 +518,7 @@ def _try_later(seconds: int, what: str = "Too many attempts") -> str:
 
 
 class SignupForm(UserCreationForm):
-    """Django's signup form, with usernames unique up to look-alikes (games/arena/names.py):
+    """Django's signup form, with usernames unique up to look-alikes (games/arena/bots/names.py):
     ``alice``, ``ALICE``, ``aIice``, ``alice.`` and Cyrillic ``аlice`` are one name."""
 
     def clean_username(self):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-from games.arena.throttle import Throttle
+from games.arena.bots.throttle import Throttle
 
 KEY_PREFIX = "arena-key-"
 #: Longest key text looked at (a real one is 42 characters).

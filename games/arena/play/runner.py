@@ -15,12 +15,12 @@ from typing import Callable, NamedTuple
 
 import orjson
 
-from games.arena.details import PUBLIC, may_see
-from games.arena.eventlog import EventRow, EventWriter
+from games.arena.play.details import PUBLIC, may_see
+from games.arena.play.eventlog import EventRow, EventWriter
+from games.arena.play.replay import pack_snapshot
+from games.arena.play.seats import Answer, HumanSeat, SeatEndpoint
+from games.arena.play.tables import tell_apart
 from games.arena.registry import GameSpec
-from games.arena.replay import pack_snapshot
-from games.arena.seats import Answer, HumanSeat, SeatEndpoint
-from games.arena.tables import tell_apart
 
 log = logging.getLogger("arena.runner")
 
@@ -71,7 +71,7 @@ class Told(NamedTuple):
     """What a step told that the next views carry: the rules' ``happenings``, the step's
     ``answers`` (as the spectators see them, :meth:`EventRow.told`; None: no step) and
     ``details`` (seat -> its answer's full explanation where the spectators may not see it,
-    for the views that may: games/arena/details.py; else None)."""
+    for the views that may: games/arena/play/details.py; else None)."""
 
     happenings: list
     answers: list | None
@@ -344,7 +344,7 @@ class MatchRunner:
             body["view"] = self._public_view()
             return body
         body["view"] = state.full_observation() if state.is_terminal() else state.observation(audience)
-        if details:  # the details this audience may see (games/arena/details.py), in their answers
+        if details:  # the details this audience may see (games/arena/play/details.py), in their answers
             body["answers"] = [dict(a, detail=details[a["seat"]]) if a["seat"] in details
                                and may_see(self.spec.slug, audience, seat=a["seat"]) else a for a in answers]
         body["request"] = None if state.is_terminal() else self.endpoints[audience].open_request
@@ -353,7 +353,7 @@ class MatchRunner:
     # --- people -----------------------------------------------------------------------------
     async def human_leave(self, seat: int, back: bool = False) -> str | None:
         """The person at ``seat`` leaves the match (their seat is played as
-        :class:`~games.arena.seats.HumanSeat` says) or, with ``back``, takes it back; the
+        :class:`~games.arena.play.seats.HumanSeat` says) or, with ``back``, takes it back; the
         table hears of it at once.  When nobody else who is not a built-in bot still plays for
         themselves, leaving ends the match at once (:attr:`abandoned`); taking a seat back
         cancels the away grace.  Returns an error text or None."""
@@ -508,7 +508,7 @@ class MatchRunner:
         if self.snapshot_every and self.step % self.snapshot_every == 0:
             self.snapshots.append((self.step, self.seq, pack_snapshot(self.state, self.seq)))
         # Details (a bot's debug hints, a refused move) in everyone's answers where the
-        # spectators may see them (games/arena/details.py); else kept for the views that may.
+        # spectators may see them (games/arena/play/details.py); else kept for the views that may.
         shown = [may_see(self.spec.slug, PUBLIC, seat=e.seat) for e in events]
         return Told(happenings, [e.told(public) for e, public in zip(events, shown)],
                     {e.seat: e.detail for e, public in zip(events, shown) if e.detail and not public} or None)

@@ -10,10 +10,10 @@ server's cost per Hanabi action once the frames are built, benchmarks/hanabi_ws_
   each frame (size, rate), no ``Origin`` rule (bots send none, and this endpoint carries no
   session or cookie authority), and forwards frames to one arena (``bot_socket.open``,
   ``bot_socket.frame``, ``bot_socket.gone``): the one in this process, else one live arena
-  chosen at connect (:func:`games.arena.control.gathering_channel`) for the socket's whole
+  chosen at connect (:func:`games.arena.play.control.gathering_channel`) for the socket's whole
   life, on that arena's own channel, so exactly one arena makes its handler and seats it.
 - :class:`SocketConnection` (arena side) is the connection as a game's handler sees it, with
-  the same surface as a TCP :class:`~games.arena.transport.BotConnection` (``peer``,
+  the same surface as a TCP :class:`~games.arena.bots.transport.BotConnection` (``peer``,
   ``write``, ``close``, ``spoke``): frames go back in order (``bot.send``), through a bounded
   outbox; the first-message deadline closes a client that says nothing valid in time.
   When the consumer is in this process a frame goes straight to its socket instead
@@ -39,9 +39,9 @@ from channels.exceptions import ChannelFull
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from games.arena import control
-from games.arena.limits import TokenBucket
-from games.arena.transport import Admission, admission_from_settings
+from games.arena.bots.limits import TokenBucket
+from games.arena.bots.transport import Admission, admission_from_settings
+from games.arena.play import control
 
 log = logging.getLogger("arena.bot_sockets")
 
@@ -57,7 +57,7 @@ CLOSE_SILENT = 4000
 CLOSE_TOO_MANY_MESSAGES = 4008
 CLOSE_TOO_BIG = 4013
 #: Closed after the handshake for a refusal the bot can act on (too many wrong bot keys from
-#: its address: games/arena/bot_keys.py); a refusal before the handshake has no close code.
+#: its address: games/arena/bots/bot_keys.py); a refusal before the handshake has no close code.
 CLOSE_REFUSED = 4029
 #: No arena takes this socket: none lives, none takes the game's bots, or the one it was
 #: bound to stopped reading.
@@ -84,7 +84,7 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
     ``game`` of the URL.  On the web port's route the game's per-address caps apply here and
     a refused bot gets HTTP ``403`` at the handshake (a consumer that closes before accepting
     is refused so by Daphne, as the ASGI spec has it); on the game's own port they applied at
-    ``accept()`` already (``scope["admitted"]``, games/arena/daphne_admission.py).  Closes:
+    ``accept()`` already (``scope["admitted"]``, games/arena/bots/daphne_admission.py).  Closes:
     4013 a frame over :data:`MAX_FRAME_BYTES` or not text, 4008 over
     ``ARENA_WS_MESSAGES_PER_S`` (burst ``ARENA_WS_BURST``), 4503 when no arena takes it
     (:data:`CLOSE_NO_ARENA`)."""
@@ -102,7 +102,7 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
         await handler(message)
 
     async def connect(self):
-        from games.arena.consumers import SEND_TEXT_NOW
+        from games.arena.web.consumers import SEND_TEXT_NOW
 
         self.game = self.scope.get("bot_game") or self.scope["url_route"]["kwargs"]["game"]
         client = self.scope.get("client") or ("?", 0)
@@ -138,7 +138,7 @@ class BotSocketConsumer(AsyncWebsocketConsumer):
     @staticmethod
     async def _pick_arena(game: str) -> str | None:
         """The channel of the live arena this socket is bound to (the one that takes ``game``'s
-        bots from the web: :func:`~games.arena.control.gathering_channel`, so that bots which
+        bots from the web: :func:`~games.arena.play.control.gathering_channel`, so that bots which
         gather meet at one arena), or None when none lives or the database cannot say."""
         try:
             return await database_sync_to_async(control.gathering_channel)(game)
@@ -423,7 +423,7 @@ class BotPortRouter:
                 if len(parts) == 3 and parts[2] in self.ports.values():
                     return await self.bots(dict(scope, bot_game=parts[2]), receive, send)
             return await self.application(scope, receive, send)
-        if scope["type"] == "websocket":  # admitted at accept() (games/arena/daphne_admission.py)
+        if scope["type"] == "websocket":  # admitted at accept() (games/arena/bots/daphne_admission.py)
             return await self.bots(dict(scope, bot_game=game, admitted=True), receive, send)
         if scope["type"] == "http":
             body = f"This port takes {game} bots over WebSocket (ws://host:{server[1]}/, any path).\n".encode()

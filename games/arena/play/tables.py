@@ -23,8 +23,10 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from games.arena import analyses, ratings, registry
+from games.arena import registry
 from games.arena.models import Analysis, Match, RegisteredBot, Seat
+from games.arena.play import analyses
+from games.arena.ratings import rating
 from games.names import MAX_NAME, clean_name  # noqa: F401  (the arena's callers read them here)
 
 #: Seat choices on the create-table form.
@@ -652,7 +654,7 @@ def create_seated_table(game: str, config: dict, bots: list[tuple[str, int | Non
     :func:`create_table`), held by arena ``owner`` (whose connections the bots are) for
     ``lease_s`` seconds.  For a game whose automatic table gathers its players itself
     (Hanabi's lobby) and starts it at once
-    (:meth:`games.arena.service.Arena.start_gathered`).  Raises ``ValueError`` as
+    (:meth:`games.arena.play.arena.Arena.start_gathered`).  Raises ``ValueError`` as
     :func:`create_table`."""
     with transaction.atomic():
         match = create_table(game, config, [OPEN_BOT] * len(bots), None, auto=True, pace_s=pace_s)
@@ -816,8 +818,8 @@ def _lost(match_id: int, run: Run, what: str) -> bool:
 
 def finish(match_id: int, result: dict, analysis_subjects: list = (), run: Run | None = None) -> bool:
     """Record a finished match: status, result, each seat's final score and, in the same
-    transaction, its ratings (:func:`games.arena.ratings.rate_match`) and a pending analysis
-    row per subject (``GameSpec.analysis_subjects``; games/arena/analyses.py).  With
+    transaction, its ratings (:func:`games.arena.ratings.rating.rate_match`) and a pending analysis
+    row per subject (``GameSpec.analysis_subjects``; games/arena/play/analyses.py).  With
     ``run``, only while the row is running under that run: a run that lost its lease
     (another arena aborted the match) records nothing, rates nothing, and is logged.
     Whether it was recorded."""
@@ -832,13 +834,13 @@ def finish(match_id: int, result: dict, analysis_subjects: list = (), run: Run |
             Analysis.objects.bulk_create(analyses.pending_rows(match_id, list(analysis_subjects)))
         match, seats = _table(match_id)
         if match is not None:  # a rated match's finished_at is set again there, under its ratings' lock
-            ratings.rate_match(match, seats, stamp=True)
+            rating.rate_match(match, seats, stamp=True)
     return True
 
 
 def set_final_view(match_id: int, view: dict, run: Run | None = None) -> bool:
     """Store ``Match.final_view`` (the last state with every hand) of ``match_id``, in one
-    plain UPDATE (:func:`games.arena.replay.store_end` at every match's end); with ``run``,
+    plain UPDATE (:func:`games.arena.play.replay.store_end` at every match's end); with ``run``,
     only while the match is running under that run (as :func:`finish`).  Whether it was."""
     if _SeatSql.get().update_match(match_id, {"final_view": view}, run):
         return True

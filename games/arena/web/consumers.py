@@ -9,13 +9,13 @@ for it again.
 
 Client -> server: ``{"type": "act", "version": n, "action": ...}``, ``{"type": "resync"}``,
 ``{"type": "leave"}`` / ``{"type": "back"}`` (a seated person leaves the match, or takes the
-seat back: :meth:`games.arena.runner.MatchRunner.human_leave`),
+seat back: :meth:`games.arena.play.runner.MatchRunner.human_leave`),
 ``{"type": "ack", "version": n}`` (every message up to view ``n`` is rendered).
-Server -> client: ``match.view`` (see :mod:`games.arena.runner`), ``match.error``,
+Server -> client: ``match.view`` (see :mod:`games.arena.play.runner`), ``match.error``,
 ``table.update`` (seats or status changed: reload the table), ``match.final`` (the finished
 match's last view, every hand shown), ``match.over`` (``{"status", "reason", "notice"}``: the
 match just ended, however it ended: finished, abandoned, cancelled, the server stopping or
-failing; see :func:`games.arena.service.over_message`).
+failing; see :func:`games.arena.play.arena.over_message`).
 
 Bounds on what one connection may cost (settings ``ARENA["WS_*"]``):
 
@@ -23,7 +23,7 @@ Bounds on what one connection may cost (settings ``ARENA["WS_*"]``):
   client over it is closed with 4008.  An ack that acknowledges something is free (acks are
   bounded by what the server sent), any other message takes a token.
 - **size and depth**: a message over :data:`MAX_MESSAGE_BYTES`, not text, nested deeper than
-  :data:`~games.arena.http_bots.MAX_JSON_DEPTH` or not JSON gets a ``match.error``.
+  :data:`~games.arena.bots.http_bots.MAX_JSON_DEPTH` or not JSON gets a ``match.error``.
 - **resync**: at most one outstanding; another one before a view has come (or
   :data:`RESYNC_WAIT_S` passed) is dropped.
 - **what is outstanding** (flow control): at most ``WS_UNACKED_VIEWS`` views sent and not yet
@@ -60,13 +60,13 @@ from channels.exceptions import ChannelFull
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from games.arena import control, replay, tables
-from games.arena.http_bots import json_too_deep
-from games.arena.limits import TokenBucket
+from games.arena.bots.http_bots import json_too_deep
+from games.arena.bots.limits import TokenBucket
 from games.arena.models import Match
-from games.arena.presence import Watching
-from games.arena.runner import public_group, seat_group, table_group
-from games.arena.service import NO_ARENA, over_message
+from games.arena.play import control, replay, tables
+from games.arena.play.arena import NO_ARENA, over_message
+from games.arena.play.presence import Watching
+from games.arena.play.runner import public_group, seat_group, table_group
 
 log = logging.getLogger("arena.web")
 
@@ -78,7 +78,7 @@ RESYNC_WAIT_S = 2.0
 CLOSE_TOO_MANY_MESSAGES = 4008
 CLOSE_NO_ACK = 4009
 #: What a page is told when the arena its move or resync went to reads nothing (see also
-#: :data:`games.arena.service.NO_ARENA`).
+#: :data:`games.arena.play.arena.NO_ARENA`).
 ARENA_BUSY = "The arena running this match is not answering; try again."
 #: The scope's ``extensions`` key under which the server (``manage.py serve``) gives a
 #: WebSocket's consumer ``{"send": send_text_now}``: ``send_text_now(text) -> bool`` writes
@@ -398,7 +398,7 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
         """Send ``message`` (a move, a leave, a resync of this running match) to the arena that
         runs the match (docs/architecture.md, *Control routing*): its owner's channel, else
         any live arena's, which sends it on or answers from the database
-        (:func:`games.arena.control.channel_for`).  The channel is looked up once (a read in a
+        (:func:`games.arena.play.control.channel_for`).  The channel is looked up once (a read in a
         worker thread) and kept: a match's owner changes only when it starts, before this
         page saw it running, or when its arena died, after which the match is aborted.  No
         live arena: the page gets :data:`NO_ARENA` as a ``match.error``; an arena whose

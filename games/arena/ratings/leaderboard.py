@@ -1,6 +1,6 @@
 """Leaderboards per game: ratings sorted by their conservative estimate (openskill's ordinal,
 μ − 3σ), people and bots filterable; for a cooperative game (Hanabi) score statistics per
-player count instead (games/arena/ratings.py says who is rated)."""
+player count instead (games/arena/ratings/rating.py says who is rated)."""
 from __future__ import annotations
 
 import math
@@ -87,7 +87,7 @@ def leaderboard(request, game: str):
         context["page"] = page
         # The page links a person's name to their page; the API's row (RatingRow) stays as it is.
         # Rating figures from the stored values (the API's row rounds them to 3 decimals; rounding
-        # that again would differ from the other pages): ratings.shown, through |rating.
+        # that again would differ from the other pages): rating.shown, through |rating.
         context["rows"] = [{**rating_row(r), "username": r.user.get_username() if r.user is not None else None,
                             "seen": r.last_seen, "stored": {"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma}}
                            for r in page.object_list]

@@ -5,8 +5,9 @@ import datetime
 
 from django.db.models import Prefetch, QuerySet
 
-from games.arena import details, registry
+from games.arena import registry
 from games.arena.models import Match, Seat
+from games.arena.play import details
 
 PAGE_SIZE = 25
 DONE = [Match.Status.FINISHED, Match.Status.ABORTED]
@@ -124,7 +125,7 @@ def seat_summary(seat: Seat) -> dict:
 
 def detail_seats(match: Match, user) -> frozenset[int]:
     """The seats of ``match`` whose forced moves' full ``detail`` ``user`` (a user, anonymous
-    or None) may read once it is over, as :func:`games.arena.details.may_see` decides for
+    or None) may read once it is over, as :func:`games.arena.play.details.may_see` decides for
     each seat's holder (every seat in a game without hidden information, and for staff; a
     person's own seats and their bots'; the seats of no identity)."""
     rows = Seat.objects.filter(match_id=match.pk).values_list("index", "user_id", "registered_bot__owner_id")

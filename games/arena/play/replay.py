@@ -19,8 +19,9 @@ import pickle
 from itertools import groupby
 from typing import Collection
 
-from games.arena import registry, tables
+from games.arena import registry
 from games.arena.models import Event, Match, Snapshot
+from games.arena.play import tables
 
 log = logging.getLogger("arena.replay")
 
@@ -43,10 +44,10 @@ def snapshot_rows(match_id: int, snapshots) -> list[Snapshot]:
 
 def store_end(match_id: int, snapshots, state, run: "tables.Run | None" = None) -> None:
     """Keep what a finished or aborted match needs to be read cheaply: its ``snapshots``
-    (``[(step, seq, packed bytes), ...]``, as :class:`~games.arena.runner.MatchRunner` keeps
+    (``[(step, seq, packed bytes), ...]``, as :class:`~games.arena.play.runner.MatchRunner` keeps
     them) and ``Match.final_view`` from its last ``state``.  With ``run`` (the runner's own
     match, before its end is recorded), nothing is kept unless the match still runs under
-    that run (:func:`games.arena.tables.set_final_view`, written first)."""
+    that run (:func:`games.arena.play.tables.set_final_view`, written first)."""
     if not tables.set_final_view(match_id, state.full_observation(), run) and run is not None:
         return  # another arena aborted it: this run keeps nothing
     if snapshots:
@@ -107,7 +108,7 @@ def frames(match: Match, start: int = 0, count: int = MAX_FRAMES, details_for: C
     answers and happenings.  Views are omniscient (every hand).  The state is restored from
     the nearest snapshot before ``start``, so a page costs at most ``SNAPSHOT_EVERY + count``
     steps wherever it is.  Answers carry their ``detail`` only at the seats in
-    ``details_for`` (:func:`~games.arena.queries.detail_seats`), "" elsewhere.  Returns ``{"frames": [...], "total": int, "complete": bool}``:
+    ``details_for`` (:func:`~games.arena.play.queries.detail_seats`), "" elsewhere.  Returns ``{"frames": [...], "total": int, "complete": bool}``:
     ``total`` frames in the whole replay (steps + 1).  A step whose answers do not fit the
     rules ends the replay (``complete`` False): that only happens with a damaged log.
     """

@@ -30,8 +30,8 @@ import httpcore
 import httpx
 from django.conf import settings
 
-from games.arena.answer_text import status_words
-from games.arena import json_limits
+from games.arena.bots import json_limits
+from games.arena.bots.answer_text import status_words
 
 MAX_RESPONSE_BYTES = 64 * 1024
 MAX_REDIRECTS = 3
@@ -218,7 +218,7 @@ async def close_client() -> None:
 
 def json_too_deep(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether the JSON text ``raw`` nests arrays/objects more than ``limit`` deep
-    (:func:`games.arena.json_limits.json_too_deep`: linear, no backtracking)."""
+    (:func:`games.arena.bots.json_limits.json_too_deep`: linear, no backtracking)."""
     return json_limits.json_too_deep(raw, limit)
 
 

@@ -29,8 +29,9 @@ from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
-from games.arena import details, registry
+from games.arena import registry
 from games.arena.models import Event, Match, Rating, RatingChange, RegisteredBot, Seat
+from games.arena.play import details
 
 #: The most matches (its latest) the results, the rating chart and the think time look at.
 MAX_MATCHES = 1000
@@ -128,7 +129,7 @@ def identity_of(seat: Seat) -> Identity:
     account (``user:<id>``, with their username), a built-in bot by its name
     (``builtin:<name>``), otherwise the name shown, marked ``unverified`` (a bot without its
     key) or ``guest`` (a person without an account).  The keys are the rating subjects'
-    (games/arena/ratings.py) where there is one."""
+    (games/arena/ratings/rating.py) where there is one."""
     if seat.registered_bot_id is not None:
         name = seat.registered_bot.name if seat.registered_bot else seat.display_name
         return Identity(f"bot:{seat.registered_bot_id}", name, "bot", seat.registered_bot_id)
@@ -275,7 +276,7 @@ def summary(seats: Q, subject: str, game: str, *, show_detail: bool, opponent: s
     if rating is not None:
         for change in (RatingChange.objects.filter(rating=rating, match_id__in=match_ids)
                        .select_related("match").order_by("match__finished_at", "match_id")):
-            # Stored values, rounded only where shown (ratings.shown), as every rating figure.
+            # Stored values, rounded only where shown (rating.shown), as every rating figure.
             chart.append({"match": change.match_id, "mu": change.mu_after, "sigma": change.sigma_after,
                           "ordinal": change.mu_after - 3 * change.sigma_after,
                           "finished": change.match.finished_at.isoformat() if change.match.finished_at else None})
@@ -331,7 +332,7 @@ def person_summary(user, game: str, *, show_detail: bool, opponent: str | None =
 def bot_page(request, bot_id: int):
     """``/bots/<id>/?opponent=<key>``: the page of one registered bot (404 for an unknown id).
     Forced moves' details for its owner and staff only, but in a game whose details are
-    public (:func:`games.arena.details.may_see`)."""
+    public (:func:`games.arena.play.details.may_see`)."""
     bot = RegisteredBot.objects.select_related("owner").filter(pk=bot_id).first()
     if bot is None:
         raise Http404("no such bot")

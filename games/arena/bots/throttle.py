@@ -1,6 +1,6 @@
 """Attempts per address or per name in a clock window, counted in Django's cache.
 
-Login and signup count here (:mod:`games.arena.views`), before the costly or lasting part
+Login and signup count here (:mod:`games.arena.web.views`), before the costly or lasting part
 happens (a password hash; a new account), so that a refused attempt costs a couple of cache
 operations.  The cache is Django's: local memory by default, which is per process (fine for
 the one-process server), and Redis when ``REDIS_URL`` is set (``webapp/settings.py``), so
@@ -71,10 +71,10 @@ LOGIN_BY_USERNAME = Throttle("login-user", "LOGIN_FAILURES_PER_MINUTE", 60)
 #: Accounts created per address an hour (``ARENA_SIGNUPS_PER_HOUR``).
 SIGNUP_BY_ADDRESS = Throttle("signup-ip", "SIGNUPS_PER_HOUR", 3600)
 #: Tables and matches created per address and per user a minute (``ARENA_TABLES_PER_MINUTE``),
-#: counted atomically beside the database's count (:func:`games.arena.views.creation_refused`).
+#: counted atomically beside the database's count (:func:`games.arena.web.views.creation_refused`).
 TABLES_BY_ADDRESS = Throttle("tables-ip", "TABLES_PER_MINUTE", 60)
 TABLES_BY_USER = Throttle("tables-user", "TABLES_PER_MINUTE", 60)
 #: Password reset requests per address and per email address typed an hour
-#: (``ARENA_PASSWORD_RESETS_PER_HOUR``; games/arena/accounts.py): each may send a mail.
+#: (``ARENA_PASSWORD_RESETS_PER_HOUR``; games/arena/web/accounts.py): each may send a mail.
 RESETS_BY_ADDRESS = Throttle("reset-ip", "PASSWORD_RESETS_PER_HOUR", 3600)
 RESETS_BY_EMAIL = Throttle("reset-email", "PASSWORD_RESETS_PER_HOUR", 3600)

@@ -1,5 +1,5 @@
 """Who may read a forced move's full ``detail`` (:attr:`games.arena.models.Event.detail`): one
-rule, which every door asks (the live views in games/arena/runner.py; after the match the JSON
+rule, which every door asks (the live views in games/arena/play/runner.py; after the match the JSON
 API's events and replay frames, the downloads, a bot's and a person's pages).
 
 The detail is the full explanation of a forced move or a bot's own remark (its line quoting

@@ -11,10 +11,12 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
-from games.arena import analyses, registry, replay, views
+from games.arena import registry
+from games.arena.bots.throttle import Throttle
 from games.arena.models import Analysis, Event, Match, Seat, Snapshot
-from games.arena.queries import DONE, detail_seats
-from games.arena.throttle import Throttle
+from games.arena.play import analyses, replay
+from games.arena.play.queries import DONE, detail_seats
+from games.arena.web import views
 
 #: Largest log file accepted (bytes).
 MAX_UPLOAD = 5 * 1024 * 1024
@@ -115,7 +117,7 @@ def admit_and_import(request, spec) -> tuple[int, Match | None]:
 
     Admission, before the file is read, for guests and users alike (an account is no
     cheaper to make than an import is to read): the per-minute table limit shared with the
-    other doors (:func:`~games.arena.views.creation_refused`, ``429``), at most
+    other doors (:func:`~games.arena.web.views.creation_refused`, ``429``), at most
     ``ARENA_IMPORTS_PER_MINUTE`` attempts a minute per address and per user (``429``, "Too
     many imports; try again in N s"), and at most ``ARENA_IMPORTS_IN_FLIGHT`` files read at
     once (``503`` after waiting ``ARENA_IMPORT_WAIT`` s).  A file that cannot be read gets
@@ -182,7 +184,7 @@ def store_imported(game: str, parsed: dict, *, creator_key: str = "", user_id: i
     step, the result from replaying it (so it is exactly what a played match would show), and
     like a played match its snapshots and final view (so reading it stays cheap).
     ``creator_key`` (``"ip:<address>"``) and ``user_id`` count it against the per-minute
-    table limit (:func:`~games.arena.tables.creation_refused`)."""
+    table limit (:func:`~games.arena.play.tables.creation_refused`)."""
     spec = registry.get(game)
     state = spec.new_state(parsed["config"], 0)
     every = settings.ARENA["SNAPSHOT_EVERY"]

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
-from games.arena.limits import TokenBucket
+from games.arena.bots.limits import TokenBucket
 
 log = logging.getLogger("arena.transport")
 

@@ -4,7 +4,7 @@ Password change and reset are Django's own views (``django.contrib.auth.views``)
 site's templates; what is added here is what they lack for a public server:
 
 - every form that checks the current password (change, email, deletion) counts a wrong one
-  against the login throttles (:mod:`games.arena.throttle`: per address and per username), so
+  against the login throttles (:mod:`games.arena.bots.throttle`: per address and per username), so
   a stolen session cannot be used to guess the password either;
 - reset requests are limited per address and per email address typed
   (``ARENA_PASSWORD_RESETS_PER_HOUR``), counted before any mail is sent, whether or not the
@@ -30,7 +30,7 @@ from django.db.models import Q
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 
-from games.arena import throttle
+from games.arena.bots import throttle
 from games.arena.models import Event, Match, Seat
 
 #: What a deleted account's seats read in every match they played.

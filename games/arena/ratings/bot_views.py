@@ -4,10 +4,10 @@ Two kinds, as the game's doors say (``GameSpec.calls_bots``): a service the serv
 over HTTP (Jass), with a base URL that only its owner (or staff) sees, with what its
 connection tests answered (it may be an internal service's text), and only they may run a
 test (rate-limited per bot and per user, bounded in flight); or a bot that connects to one
-of the game's ports and presents its key (games/arena/bot_keys.py), shown to the owner once
+of the game's ports and presents its key (games/arena/bots/bot_keys.py), shown to the owner once
 when made or replaced.  The owner decides whether others may seat the bot
 (``RegisteredBot.shared``).  The same page gives a logged-in user their personal API token
-(games/arena/api_tokens.py), shown once too.
+(games/arena/bots/api_tokens.py), shown once too.
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from games.arena import api_tokens, bot_keys, http_bots, names, registry, throttle
+from games.arena import registry
+from games.arena.bots import api_tokens, bot_keys, http_bots, names, throttle
 from games.arena.models import ApiToken, RegisteredBot
 
 

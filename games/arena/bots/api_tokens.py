@@ -16,8 +16,8 @@ import secrets
 
 from django.utils import timezone
 
-from games.arena.bot_keys import hash_key
-from games.arena.throttle import Throttle
+from games.arena.bots.bot_keys import hash_key
+from games.arena.bots.throttle import Throttle
 
 TOKEN_PREFIX = "arena-token-"
 #: Longest token text looked at (a real one is 44 characters).

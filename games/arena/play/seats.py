@@ -49,7 +49,7 @@ class SeatEndpoint:
     #: requests in a row run out (False again when they move): the seat has left the match.
     gone: bool = False
     #: A connecting bot's identity: the :class:`~games.arena.models.RegisteredBot` whose key it
-    #: presented (:meth:`games.arena.service.Arena.identify_bot`); None: it presented none
+    #: presented (:meth:`games.arena.play.arena.Arena.identify_bot`); None: it presented none
     #: (unverified), or it is not a connecting bot.
     bot_id: int | None = None
     #: Every seat's display name, in seat order (set by the arena when the match starts): a
