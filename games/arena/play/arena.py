@@ -91,6 +91,10 @@ class Arena(Seating, Running):
         self.tasks: dict[int, asyncio.Task] = {}
         #: Protocol bots seated at tables that have not started: seat id -> endpoint.
         self.waiting: dict[int, SeatEndpoint] = {}
+        #: Bots seated whose seat change the hooks have not told yet: seat id -> match id.  A
+        #: table does not start while one is left (a start by another seat's change would
+        #: leave that bot ungreeted: bridge's JOINED), its own change starts it.
+        self._greeting: dict[int, int] = {}
         self.listeners: list = []
         #: Bots waiting to be seated: (endpoint, work, future), taken by one worker task; past
         #: the bound new ones are refused, so a burst of connections cannot queue without end.
@@ -428,7 +432,10 @@ class Arena(Seating, Running):
         claimed = await sync_to_async(tables.claim_tables_to_start)(self.name, self.lease_s, limit=room)
         self._more_work = len(claimed) == room
         for match_id in claimed:
-            await self.maybe_start(match_id)
+            # The seat-change hooks first, as when a seat is taken: a table of this arena's
+            # bots may have filled a moment ago, its last bot not yet greeted (bridge's JOINED)
+            # when the sweep starts it.
+            await self._table_changed(match_id)
             if match_id not in self.tasks:
                 async with self._holding:
                     await self._release_if_unheld(match_id)

@@ -72,6 +72,10 @@ class Running:
         bot_seats = [pk for pk, kind in seats if kind == Seat.Kind.PROTOCOL and spec.listens]
         if any(pk not in self.waiting for pk in bot_seats):
             return  # a bot seat taken through another arena process; not ours to start
+        if any(pk in self._greeting for pk in bot_seats):
+            # A bot took its seat while this start was on its way and has not been greeted
+            # (its JOINED): its own seat change starts the table, after the hooks.
+            return
         gone = [pk for pk in bot_seats if self.waiting[pk].gone]
         if gone:  # their disconnects are still on the way: free the seats, start later
             for pk in gone:

@@ -128,6 +128,11 @@ class Seating:
         await self._table_changed(match_id)
 
     async def _table_changed(self, match_id: int) -> None:
+        """Tell the table's pages and the seat-change hooks (bridge's ``JOINED``, Hanabi's
+        CONNECTION_RESPONSE), then start it if it is full.  Every bot seated there so far is
+        greeted by these hooks: none is left in :attr:`_greeting`."""
+        for pk in [pk for pk, m in self._greeting.items() if m == match_id]:
+            del self._greeting[pk]
         await self.layer.group_send(table_group(match_id), {"type": "table.update"})
         for hook in list(self.table_hooks):
             try:
@@ -171,6 +176,7 @@ class Seating:
                 await self._give_back(seat)
             else:
                 self.waiting[seat.pk] = endpoint
+                self._greeting[seat.pk] = seat.match_id
             return seat
 
     async def _give_back(self, seat: Seat) -> None:
@@ -205,6 +211,7 @@ class Seating:
                     await self._give_back(seat)
                 else:
                     self.waiting[seat.pk] = endpoint
+                    self._greeting[seat.pk] = seat.match_id
                 return seat
 
         seat = await self._queued(endpoint, claim)
@@ -250,6 +257,7 @@ class Seating:
             if not await sync_to_async(tables.hold_table)(match_id, self.name, self.lease_s):
                 raise LookupError("this reservation is already in use" + await self._held_elsewhere(match_id))
             self.waiting[seat_id] = endpoint
+            self._greeting[seat_id] = match_id
         if endpoint.bot_id is not None:  # a registered bot (Hanabi's automatic table): verified
             await sync_to_async(tables.seat_registered_bot)(seat_id, endpoint.bot_id)
         await self._table_changed(match_id)
@@ -267,6 +275,7 @@ class Seating:
         """A waiting bot disconnected before its table started: open its seat again (a
         reserved seat stays reserved: its code may be presented again); the table is no
         arena's any more if no other bot of this arena's sits there."""
+        self._greeting.pop(seat_id, None)
         if self.waiting.pop(seat_id, None) is None:
             return
         async with self._holding:
