@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.figures import figure  # noqa: E402
+from benchmarks.scaled_moves import cpu_of  # noqa: E402
 
 PG = "postgresql://postgres@127.0.0.1:5432"
 REDIS = "redis://127.0.0.1:6379/0"
@@ -59,15 +60,6 @@ REDIS = "redis://127.0.0.1:6379/0"
 
 def load() -> float:
     return os.getloadavg()[0]
-
-
-def cpu_of(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` and its threads (0 if it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def pct(values: list[float], p: float) -> float:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import uuid
 
 import psycopg
 import pytest
@@ -22,27 +21,19 @@ from tests.hanabi_client import HanabiClient
 from tests.human_client import Guest
 from tests.ld_bot import LDBot
 from tests.serverproc import wait_until
-from tests.test_scaled import play_until_over
+from tests.test_scaled import play_until_over, scaled_env  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.services
 
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 #: Short leases, so a dead arena's matches are recovered within seconds.
 LEASE_S = 3.0
 
 
 @pytest.fixture
-def shared_env():
-    """One fresh PostgreSQL database and one Redis key prefix for every process of the test."""
-    name = f"arena_test_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield {"DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}",
-           "REDIS_URL": "redis://127.0.0.1:6379/0", "ARENA_CHANNEL_PREFIX": f"t{uuid.uuid4().hex[:8]}",
-           "ARENA_HUMAN_DEADLINE": "20", "ARENA_HUMAN_CHALLENGE_WINDOW": "2", "ARENA_ROUND_PAUSE": "0.1",
-           "ARENA_LEASE": str(LEASE_S), "ARENA_TABLES_PER_MINUTE": "100"}
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+def shared_env(scaled_env):
+    """The scaled tests' fresh PostgreSQL database and Redis prefix, shared by every process
+    of the test, with short leases and room for the test's tables."""
+    return {**scaled_env, "ARENA_LEASE": str(LEASE_S), "ARENA_TABLES_PER_MINUTE": "100"}
 
 
 def start_arena(arena_factory, env: dict, name: str, **extra):
