@@ -17,7 +17,9 @@ What it measures
       bot's connect to the last bot's close, and per arena the p99 of the server's time per
       move as the bots see it: from a bot's answer to the next request it receives (both
       requests of a step go out together, so this is the server's step plus the loopback);
-    * the arenas' CPU seconds (``/proc/<pid>/stat``) and the PostgreSQL backends' CPU.
+    * the arenas' CPU seconds (``/proc/<pid>/stat``, from their start-up's end) and the
+      PostgreSQL backends' CPU over the same span (the shell that writes the built-in tables
+      has its own backend, counted while it lives: the tables' writing is in that figure).
 
     Then, in this process against a database of the same schema: the **claim's cost per
     match** (``tables.claim_tables_to_start`` on ``--claim-batch`` full tables, per table
@@ -148,6 +150,8 @@ def builtin_round(arenas: int, template: Template, args) -> dict:
     try:
         side.start()
         pids = [s.proc.pid for s in side.servers]
+        cpu0 = [cpu_of(pid) for pid in pids]
+        db0 = side.database_cpu()
         t0 = time.monotonic()
         # Written in one transaction once every arena runs: they appear at once, to be claimed.
         shell(side.env, "from django.db import transaction\nfrom games.arena.play import tables\n"
@@ -160,14 +164,14 @@ def builtin_round(arenas: int, template: Template, args) -> dict:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{arenas} arena(s): the built-in tables did not finish in {args.timeout} s")
             time.sleep(0.2)
-        cpu = [cpu_of(pid) for pid in pids]
+        cpu = [cpu_of(pid) - c for pid, c in zip(pids, cpu0)]
         (first, last, finished, aborted), = side.rows(
             "SELECT min(started_at), max(finished_at), count(*) FILTER (WHERE status = 'finished'), "
             "count(*) FILTER (WHERE status = 'aborted') FROM arena_match")
         per_arena = dict(side.rows("SELECT owner, count(*) FROM arena_match GROUP BY owner"))
         seconds = (last - first).total_seconds()
         return {"matches": finished, "aborted": aborted, "seconds": seconds, "rate": finished / seconds,
-                "cpu": cpu, "db_cpu": side.database_cpu(), "per_arena": per_arena, "load": load(),
+                "cpu": cpu, "db_cpu": side.database_cpu() - db0, "per_arena": per_arena, "load": load(),
                 "wall": time.monotonic() - t0}
     finally:
         side.stop()
