@@ -431,11 +431,15 @@ class Arena(Seating, Running):
             return
         claimed = await sync_to_async(tables.claim_tables_to_start)(self.name, self.lease_s, limit=room)
         self._more_work = len(claimed) == room
-        for match_id in claimed:
-            # The seat-change hooks first, as when a seat is taken: a table of this arena's
-            # bots may have filled a moment ago, its last bot not yet greeted (bridge's JOINED)
-            # when the sweep starts it.
-            await self._table_changed(match_id)
-            if match_id not in self.tasks:
-                async with self._holding:
-                    await self._release_if_unheld(match_id)
+        # The seat-change hooks first, as when a seat is taken: a table of this arena's bots may
+        # have filled a moment ago, its last bot not yet greeted (bridge's JOINED) when the
+        # sweep starts it.  The claimed tables start side by side: one after another, each
+        # start's database round trips kept the arena to about a hundred starts a second.
+        await asyncio.gather(*(self._start_claimed(match_id) for match_id in claimed))
+
+    async def _start_claimed(self, match_id: int) -> None:
+        """Start a table this arena's sweep claimed, or give it back if it does not start."""
+        await self._table_changed(match_id)
+        if match_id not in self.tasks:
+            async with self._holding:
+                await self._release_if_unheld(match_id)
