@@ -121,11 +121,15 @@ class Side:
                     "LIARS_DICE_AUTO_DICE": str(args.dice)}
         self.servers = []
 
-    def start(self) -> None:
+    def start(self) -> tuple[list[int], list[float], float]:
+        """Start the arenas; ``(their pids, their CPU seconds so far, the database's)``, the
+        figures' starting points (start-up's CPU is not counted)."""
         from tests.serverproc import start_arena
 
         self.servers = [start_arena(role="arena", env={**self.env, "ARENA_NAME": f"arena{k + 1}"})
                         for k in range(self.count)]
+        pids = [s.proc.pid for s in self.servers]
+        return pids, [cpu_of(pid) for pid in pids], self.database_cpu()
 
     def database_cpu(self) -> float:
         with pg() as conn:
@@ -148,10 +152,7 @@ def builtin_round(arenas: int, template: Template, args) -> dict:
     """Matches per second of ``--tables`` built-in tables taken by ``arenas`` arenas."""
     side = Side(arenas, template, args)
     try:
-        side.start()
-        pids = [s.proc.pid for s in side.servers]
-        cpu0 = [cpu_of(pid) for pid in pids]
-        db0 = side.database_cpu()
+        pids, cpu0, db0 = side.start()
         t0 = time.monotonic()
         # Written in one transaction once every arena runs: they appear at once, to be claimed.
         shell(side.env, "from django.db import transaction\nfrom games.arena.play import tables\n"
@@ -186,10 +187,7 @@ def tcp_round(arenas: int, template: Template, args) -> dict:
     bots: list[tuple[int, LDBot]] = []
     answered: dict[int, list[float]] = {}
     try:
-        side.start()
-        pids = [s.proc.pid for s in side.servers]
-        cpu0 = [cpu_of(pid) for pid in pids]
-        db0 = side.database_cpu()
+        pids, cpu0, db0 = side.start()
         t0 = time.monotonic()
         for pair in range(args.pairs):
             arena = pair % arenas
