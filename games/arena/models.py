@@ -57,10 +57,21 @@ class Match(models.Model):
     #: How many times a run of this match began; a result is recorded only by the run whose
     #: attempt number and owner the row still holds.
     attempt = models.PositiveIntegerField(default=0)
+    #: The tournament's planned game this match plays (:class:`TournamentGame`); None outside
+    #: tournaments.  At most one match of a planned game is not aborted (the constraint below):
+    #: a match aborted when its arena died is played again, from the same seed.
+    tournament_game = models.ForeignKey("TournamentGame", null=True, blank=True, related_name="matches",
+                                        on_delete=models.SET_NULL)
+    #: Whether its result feeds the ratings (False: an unrated tournament's match).
+    rated = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "matches"
+        constraints = [
+            models.UniqueConstraint(fields=["tournament_game"], name="one_live_match_per_tournament_game",
+                                    condition=models.Q(tournament_game__isnull=False) & ~models.Q(status="aborted")),
+        ]
 
     def __str__(self):
         return f"{self.game} #{self.pk} ({self.status})"
@@ -335,3 +346,106 @@ class ArenaProcess(models.Model):
 
     def __str__(self):
         return f"arena {self.name} (pid {self.pid} on {self.host})"
+
+
+class Tournament(models.Model):
+    """A tournament: entrants (:class:`Entrant`), a format's plan of games
+    (:class:`TournamentGame`) and the matches that play them, which the arenas create, claim
+    and run by themselves (games/arena/tournaments/schedule.py; docs/architecture.md,
+    *Tournaments*)."""
+
+    class Format(models.TextChoices):
+        ROUND_ROBIN = "round_robin", "round robin"
+        DUPLICATE = "duplicate", "duplicate"
+        SWISS = "swiss", "Swiss"
+
+    class Status(models.TextChoices):
+        SCHEDULED = "scheduled", "scheduled"
+        RUNNING = "running", "running"
+        FINISHED = "finished", "finished"
+        CANCELLED = "cancelled", "cancelled"
+
+    name = models.CharField(max_length=100)
+    game = models.CharField(max_length=32)
+    config = models.JSONField(default=dict)
+    format = models.CharField(max_length=12, choices=Format.choices)
+    #: Round robin: matches per pairing; duplicate: deals per pairing (each played once per
+    #: rotation of the sides); Swiss: unused (1).
+    per_pairing = models.PositiveIntegerField(default=1)
+    #: Swiss: the number of rounds; round robin and duplicate: set from the plan.
+    rounds = models.PositiveIntegerField(default=0)
+    #: The round being played (Swiss pairs a round when the one before it is over).
+    round = models.PositiveIntegerField(default=0)
+    #: The most matches of this tournament running at once, over every arena.
+    at_once = models.PositiveIntegerField(default=4)
+    think_s = models.FloatField(null=True, blank=True)
+    pace_s = models.FloatField(default=0.0)
+    rated = models.BooleanField(default=True)
+    #: Entrants may join until half the rounds are played (Swiss only; lichess's rule).
+    late_join = models.BooleanField(default=False)
+    #: Seconds a match waits for an entrant that connects (a bot over TCP or WebSocket, a
+    #: person) before that entrant forfeits it.
+    wait_s = models.FloatField(default=60.0)
+    #: Two entrants: stop once one is better with 95% confidence (games/arena/tournaments/stats.py).
+    early_stop = models.BooleanField(default=False)
+    #: Every deal's seed derives from this one (schedule.deal_seed): equal deals, equal seeds.
+    seed = models.BigIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.SCHEDULED, db_index=True)
+    #: Why it ended as it did (an early stop's finding, a cancellation's reason).
+    note = models.CharField(max_length=300, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    starts_at = models.DateTimeField(db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"tournament {self.pk} {self.name!r} ({self.game}, {self.format}, {self.status})"
+
+
+class Entrant(models.Model):
+    """One entrant of a tournament: a built-in bot, a registered bot (called over HTTP, or
+    connecting with its key) or a person.  In a partnership game an entrant holds every seat
+    of its side (its team is two of itself)."""
+
+    tournament = models.ForeignKey(Tournament, related_name="entrants", on_delete=models.CASCADE)
+    #: 0, 1, ... in the order of entry: the plan (:class:`TournamentGame` ``sides``) names entrants so.
+    index = models.PositiveSmallIntegerField()
+    builtin_bot = models.CharField(max_length=32, blank=True)
+    registered_bot = models.ForeignKey(RegisteredBot, null=True, blank=True, on_delete=models.SET_NULL)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    display_name = models.CharField(max_length=64)
+    #: The first round it plays (a late entrant's missed rounds are byes).
+    joined_round = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        ordering = ["tournament", "index"]
+        constraints = [models.UniqueConstraint(fields=["tournament", "index"], name="unique_entrant_index")]
+
+    def __str__(self):
+        return f"entrant {self.index} of tournament {self.tournament_id}: {self.display_name}"
+
+
+class TournamentGame(models.Model):
+    """One game of a tournament's plan: which entrant plays which side, on which deal.  It is
+    done when a match of it finished, or when an entrant forfeited it (``forfeit``)."""
+
+    tournament = models.ForeignKey(Tournament, related_name="games", on_delete=models.CASCADE)
+    number = models.PositiveIntegerField()
+    round = models.PositiveIntegerField()
+    #: The entrant index per side, in the game's side order (GameSpec.teams, else each seat).
+    sides = models.JSONField()
+    #: Games with equal deals are played on equal seeds (duplicate).
+    deal = models.PositiveIntegerField()
+    #: ``{"absent": [entrant index, ...], "reason": "..."}`` when it was forfeited, not played.
+    forfeit = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["tournament", "number"]
+        constraints = [models.UniqueConstraint(fields=["tournament", "number"], name="unique_tournament_game")]
+
+    def __str__(self):
+        return f"game {self.number} of tournament {self.tournament_id}: {self.sides}"

@@ -41,6 +41,7 @@ from games.arena.play.running import ABANDONED, LEASE_LOST, Running, end_notice,
 from games.arena.play.runner import MatchRunner
 from games.arena.play.seating import NameTaken, Seating, SeatingBusy, auto_pace
 from games.arena.play.seats import SeatEndpoint
+from games.arena.tournaments import schedule
 
 __all__ = ["ABANDONED", "ADMIN_REQUESTS", "FORWARD_WAIT_S", "LEASE_LOST", "NO_ARENA", "SWEEP_S", "Arena",
            "ListenerError", "NameTaken", "SeatingBusy", "auto_pace", "cannot_listen", "end_notice", "over_message"]
@@ -84,6 +85,8 @@ class Arena(Seating, Running):
         self.claim_running: int = settings.ARENA["CLAIM_RUNNING"]
         #: The last claim was full or had no room: claim again as soon as a match ends.
         self._more_work = False
+        #: Some tournament runs (schedule.step said so): each match's end sweeps again at once.
+        self._tournaments = False
         self._sweep_now = asyncio.Event()
         self.layer = get_channel_layer()
         self.writer = EventWriter()
@@ -436,6 +439,26 @@ class Arena(Seating, Running):
         # sweep starts it.  The claimed tables start side by side: one after another, each
         # start's database round trips kept the arena to about a hundred starts a second.
         await asyncio.gather(*(self._start_claimed(match_id) for match_id in claimed))
+        await self._tournament_turn(room - len(claimed))
+
+    async def _tournament_turn(self, room: int) -> None:
+        """This arena's turn at the tournaments (games/arena/tournaments/schedule.py): start the
+        matches it made (at most ``room``), cancel overdue entrants' tables and record their
+        forfeits, and end the live matches of a tournament that stopped early."""
+        work = await sync_to_async(schedule.step)(self.name, self.lease_s, max(room, 0))
+        self._tournaments = work.running
+        for match_id, reason, absent in work.forfeits:
+            try:
+                await self.cancel(match_id, reason)
+            except LookupError:
+                pass  # it started, or another arena cancelled it meanwhile
+            await sync_to_async(schedule.record_forfeit)(match_id, absent, reason)
+        for match_id, reason in work.stop:
+            try:
+                await self.cancel(match_id, reason)
+            except LookupError:
+                pass
+        await asyncio.gather(*(self._start_claimed(match_id) for match_id in work.start))
 
     async def _start_claimed(self, match_id: int) -> None:
         """Start a table this arena's sweep claimed, or give it back if it does not start."""

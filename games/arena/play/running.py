@@ -292,7 +292,7 @@ class Running:
                     log.exception("ending a watcher of match %d", mid)
             self.runners.pop(mid, None)
             self.tasks.pop(mid, None)
-            if self._more_work:  # room for a table the last claim left waiting
+            if self._more_work or self._tournaments:  # room for a table waiting, a tournament's next match
                 self._sweep_now.set()
             try:  # every page on the match (each seat's, the spectators') shows how it ended
                 await asyncio.shield(self.layer.group_send(table_group(mid), ending))

@@ -139,7 +139,8 @@ def may_seat(bot: RegisteredBot, sitter: Sitter | None) -> bool:
 def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitter | None,
                  *, auto: bool = False, omniscient: bool = False, creator_key: str = "",
                  verified_only: bool = False, pace_s: float = 0.0, think_s: int | None = None,
-                 owner: str = "", lease_s: float = 0.0) -> Match:
+                 owner: str = "", lease_s: float = 0.0, seed: int | None = None,
+                 tournament_game_id: int | None = None, rated: bool = True) -> Match:
     """Create an open table.
 
     ``seat_choices[i]`` is ``"me"``, ``"open_human"``, ``"open_bot"``, ``"builtin:<name>"`` or
@@ -160,6 +161,9 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     ``owner``: the arena that holds the new table from its first moment, for ``lease_s``
     seconds (an automatic table it makes for a bot that connected to it: no other arena's bot
     may take a seat there before that bot does); empty: no arena holds it.
+    ``seed``: the match's seed (a tournament's deal), else a random one;
+    ``tournament_game_id``: the tournament game it plays (games/arena/tournaments/schedule.py);
+    ``rated``: whether its result feeds the ratings.
     """
     spec = registry.get(game)
     config = spec.table_config(config)
@@ -208,7 +212,8 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
             s.display_name == sitter.name for s in seats if s.kind != Seat.Kind.HUMAN):
         raise ValueError(f"A player at this table is named {sitter.name} too, and {spec.title} tells its players "
                          "apart by name: choose another nickname.")
-    match = Match(game=game, config=config, seed=secrets.randbits(62), auto=auto,
+    match = Match(game=game, config=config, seed=secrets.randbits(62) if seed is None else seed, auto=auto,
+                  tournament_game_id=tournament_game_id, rated=rated,
                   omniscient=omniscient and not auto, creator_key=creator_key[:64],
                   verified_only=verified_only, pace_s=pace_s, think_s=think_s,
                   created_by_id=sitter.user_id if sitter else None,

@@ -2,8 +2,9 @@
 
 Who is rated: registered bots (a bot that presented its key, or a registered HTTP bot),
 logged-in people and the built-in bots.  Guests and unverified bots have no identity, so a
-match with any of them at the table, a match where one identity holds two seats (copies of a
-bot playing each other), an imported match and a cooperative game (Hanabi:
+match with any of them at the table, a match where one identity holds seats on two sides (copies
+of a bot playing each other; one identity holding both seats of its own team is rated once,
+as that team), an unrated tournament's match (``Match.rated``), an imported match and a cooperative game (Hanabi:
 ``GameSpec.rating_ranks`` says None; its leaderboard shows score statistics instead) is not
 rated.
 
@@ -79,39 +80,49 @@ def rate_match(match, seats: list, stamp: bool = False) -> bool:
     stored time is kept.  An unrated match keeps the time its caller stored."""
 
     spec = registry.get(match.game)
-    if match.imported:
+    if match.imported or not match.rated:
         return False
     ranks = spec.rating_ranks(match.config, match.result or {})
     if ranks is None:
         return False
     seats = sorted(seats, key=lambda s: s.index)
     subjects = [subject_of(s) for s in seats]
-    if None in subjects or len({key for key, _ in subjects}) != len(subjects):
+    if None in subjects:
         return False
+    teams = spec.teams(match.config) or [(None, (seat.index,)) for seat in seats]
+    # One identity may hold every seat of its own team (a tournament's entrant plays both
+    # partners): it is rated once, as that team, by its first seat.  One identity on two
+    # teams (copies of a bot playing each other) is not rated.
+    team_of = {i: t for t, (_, members) in enumerate(teams) for i in members}
+    first: dict[str, int] = {}
+    for i, (key, _) in enumerate(subjects):
+        if team_of[first.setdefault(key, i)] != team_of[i]:
+            return False
+    rated = sorted(first.values())
     anchor = spec.rating_anchor
     keys = [key for key, _ in subjects]
     # Three statements on PostgreSQL (the locking upsert; the read; one data-modifying CTE
     # that updates the ratings, inserts the changes and stamps the match) and four on SQLite,
     # in raw SQL: the ORM's own work (querysets, model rows) was most of a millisecond a
     # match, and each statement is a round trip to the server (benchmarks/ratings.py).
-    known = _locked_ratings(match.game, [(key, fields, seat.display_name) for (key, fields), seat
-                                         in zip(subjects, seats)])
-    ratings = [known[key][:6] for key in keys]  # (id, mu, sigma, matches, wins, draws)
+    known = _locked_ratings(match.game, [(*subjects[i], seats[i].display_name) for i in rated])
+    ratings = {i: known[keys[i]][:6] for i in rated}  # (id, mu, sigma, matches, wins, draws)
     if stamp:
-        match.finished_at = _finish_time(known[key][6] for key in keys)
-    teams = spec.teams(match.config) or [(None, (seat.index,)) for seat in seats]
+        match.finished_at = _finish_time(known[keys[i]][6] for i in rated)
     m = model()
-    team_ratings = [[m.rating(mu=ratings[i][1], sigma=ratings[i][2]) for i in members] for _, members in teams]
+    members_rated = [[i for i in members if i in ratings] for _, members in teams]
+    team_ratings = [[m.rating(mu=ratings[i][1], sigma=ratings[i][2]) for i in members] for members in members_rated]
     team_ranks = [ranks[members[0]] for _, members in teams]
     new = m.rate(team_ratings, ranks=team_ranks)
     after = {}
-    for (_, members), team in zip(teams, new):
+    for members, team in zip(members_rated, new):
         for i, r in zip(members, team):
             after[i] = (r.mu, r.sigma)
     best = min(ranks)
     outright = ranks.count(best) < len(ranks)  # someone won (not everyone tied)
     rows = []  # per seat: (rating id, mu, sigma, matches, wins, draws, seat, rank, mu before, sigma before)
-    for i, (pk, mu_before, sigma_before, matches, wins, draws) in enumerate(ratings):
+    for i in rated:
+        pk, mu_before, sigma_before, matches, wins, draws = ratings[i]
         fixed = anchor is not None and keys[i] == f"builtin:{anchor}"
         mu, sigma = (MU, SIGMA) if fixed else after[i]
         rows.append((pk, mu, sigma, matches + 1, wins + (outright and ranks[i] == best), draws + (not outright),

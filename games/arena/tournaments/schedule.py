@@ -1,0 +1,367 @@
+"""Tournaments in the database: creating one, its plan of games, and the matches the arenas
+make of that plan (docs/architecture.md, *Tournaments*).
+
+Synchronous database code, called from an arena's sweep (:func:`step`) and from the web, the
+API and ``manage.py tournament``.  The arenas need nothing else to agree on: every arena's
+sweep calls :func:`step`, which takes each running tournament's row with ``SELECT ... FOR
+UPDATE SKIP LOCKED`` (one arena at a time per tournament; SQLite's single writer gives the
+same), counts its live matches, and makes as many more as its ``at_once`` allows, oldest
+planned game first.  A match of built-in bots and bots the server calls is made owned by
+the arena that made it, which starts it at once; a match with a seat for a bot that connects
+is made owned by no arena, and the arena its bot reaches takes it (the core's seating).
+
+Exactly once: at most one match per planned game is not aborted (the constraint
+``one_live_match_per_tournament_game``); a planned game is done when a match of it finished
+or it was forfeited.  A match aborted because its arena died is a planned game without a live
+match again, and is made anew from the same seed: the standings come out as if nothing
+happened (the matches' own chance is their seed's).
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+
+from games.arena import registry
+from games.arena.models import Entrant, Match, RegisteredBot, Tournament, TournamentGame
+from games.arena.play import tables
+from games.arena.tournaments import formats, standings
+
+log = logging.getLogger("arena.tournaments")
+
+#: Bounds on what one tournament may ask (each planned game is a row and a match).
+MAX_ENTRANTS = 64
+MAX_GAMES = 20_000
+MAX_AT_ONCE = 200
+MAX_ROUNDS = 50
+MAX_PER_PAIRING = 2_000
+MAX_WAIT_S = 3_600.0
+
+LIVE = (Match.Status.OPEN, Match.Status.RUNNING)
+#: Why a running match of a tournament that stopped early, or was cancelled, ends.
+STOPPED_EARLY = "the tournament stopped early: its result is decided"
+CANCELLED = "the tournament was cancelled"
+
+
+def sides_of(spec, config: dict) -> list[tuple[int, ...]]:
+    """The seats of each side of a match of ``spec`` with ``config``: one side of every seat
+    in a cooperative game (Hanabi: one entrant's bots play together), the partnerships
+    (``GameSpec.teams``: Jass, bridge), else one seat per side."""
+    seats = spec.num_seats(config)
+    if spec.cooperative:
+        return [tuple(range(seats))]
+    teams = spec.teams(config)
+    if teams:
+        return [members for _, members in teams]
+    return [(i,) for i in range(seats)]
+
+
+def deal_seed(tournament_seed: int, deal: int) -> int:
+    """The seed of deal ``deal`` of a tournament seeded ``tournament_seed``: 62 bits of
+    BLAKE2b of both, so equal deals get equal seeds and nobody can steer one."""
+    digest = hashlib.blake2b(f"{tournament_seed}:{deal}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 2
+
+
+def _entrant(spec, choice: str, creator_id: int | None, index: int) -> Entrant:
+    """An unsaved :class:`Entrant` for ``choice``; ``ValueError`` with a message if it is not
+    one (an unknown bot, a registered bot its owner does not share with ``creator_id``)."""
+    if choice.startswith(tables.BUILTIN_PREFIX):
+        name = choice[len(tables.BUILTIN_PREFIX):]
+        if name not in spec.builtin_bots:
+            raise ValueError(f"{spec.title} has no built-in bot {name!r}.")
+        return Entrant(index=index, builtin_bot=name, display_name=spec.builtin_bots[name][0])
+    if choice.startswith(tables.REGISTERED_PREFIX):
+        key = choice[len(tables.REGISTERED_PREFIX):].strip()
+        bot = RegisteredBot.objects.filter(game=spec.slug, pk=int(key) if key.isdigit() else 0).first()
+        if bot is None:
+            raise ValueError(f"No registered {spec.title} bot {key!r}.")
+        if not tables.may_seat(bot, tables.Sitter(name="", user_id=creator_id)):
+            raise ValueError(f"{bot.name} is not shared by its owner: only they may enter it.")
+        return Entrant(index=index, registered_bot=bot, display_name=bot.name)
+    raise ValueError(f"Unknown entrant {choice!r}: use builtin:<name> or registered:<id>.")
+
+
+def create(*, game: str, config: dict, format: str, entrants: list[str], name: str = "",
+           per_pairing: int = 1, rounds: int = 0, at_once: int = 4, think_s: int | None = None,
+           pace_s: float = 0.0, rated: bool = True, late_join: bool = False, wait_s: float = 60.0,
+           early_stop: bool = False, starts_at: datetime | None = None,
+           created_by_id: int | None = None) -> Tournament:
+    """Create a tournament of ``game`` (``config`` as the create-table form takes it) in
+    ``format`` (:class:`Tournament.Format`) between ``entrants`` (``"builtin:<name>"``,
+    ``"registered:<id>"``), starting at ``starts_at`` (None: now; the arenas start it at
+    their next sweep).  ``per_pairing``: round robin's matches per pairing, duplicate's deals
+    per pairing; ``rounds``: Swiss rounds (0: ceil(log2(entrants))).  Raises ``ValueError``
+    with a message for anything out of bounds or impossible (the module's ``MAX_*``)."""
+    spec = registry.get(game)
+    config = spec.table_config(config)
+    if format not in Tournament.Format.values:
+        raise ValueError(f"Unknown format {format!r}: one of {', '.join(Tournament.Format.values)}.")
+    k = len(sides_of(spec, config))
+    if not 1 <= len(entrants) <= MAX_ENTRANTS:
+        raise ValueError(f"A tournament has 1 to {MAX_ENTRANTS} entrants.")
+    if len(entrants) < max(k, 2 if k == 1 and format == Tournament.Format.SWISS else k):
+        raise ValueError(f"{spec.title} with this configuration needs at least {k} entrants a match.")
+    registered = [e for e in entrants if not e.startswith(tables.BUILTIN_PREFIX)]
+    if len(set(registered)) != len(registered):
+        raise ValueError("A registered bot is entered twice.")
+    if format == Tournament.Format.SWISS and k != 2:
+        raise ValueError("Swiss pairs two sides a match: choose a configuration with two sides (players or teams).")
+    if not 1 <= per_pairing <= MAX_PER_PAIRING:
+        raise ValueError(f"Matches (or deals) per pairing: 1 to {MAX_PER_PAIRING}.")
+    if not 0 <= rounds <= MAX_ROUNDS:
+        raise ValueError(f"Rounds: 0 (automatic) to {MAX_ROUNDS}.")
+    if not 1 <= at_once <= MAX_AT_ONCE:
+        raise ValueError(f"Matches at once: 1 to {MAX_AT_ONCE}.")
+    if not 0 <= wait_s <= MAX_WAIT_S:
+        raise ValueError(f"The wait for an entrant that connects: 0 to {MAX_WAIT_S:g} s.")
+    if not 0.0 <= pace_s <= tables.MAX_PACE:
+        raise ValueError(f"The pace must be from 0 to {tables.MAX_PACE:g} s a move.")
+    if think_s is not None and not tables.MIN_THINK_S <= think_s <= tables.MAX_THINK_S:
+        raise ValueError(f"The thinking time: {tables.MIN_THINK_S} to {tables.MAX_THINK_S} s.")
+    if early_stop and len(entrants) != 2:
+        raise ValueError("The early stop is for a match-up of two entrants.")
+    if late_join and format != Tournament.Format.SWISS:
+        raise ValueError("Late entry is for Swiss tournaments (a round robin's plan is fixed at the start).")
+    rows = [_entrant(spec, choice, created_by_id, i) for i, choice in enumerate(entrants)]
+    # A built-in bot may be entered more than once (a bot author's yardstick against itself):
+    # its copies are told apart by number.
+    shown = tables.tell_apart([r.display_name for r in rows], [str(i + 1) for i in range(len(rows))])
+    for row, display_name in zip(rows, shown):
+        row.display_name = display_name
+    if format == Tournament.Format.SWISS:
+        rounds = rounds or formats.swiss_rounds_needed(len(entrants))
+        planned = rounds * (len(entrants) // 2)
+    else:
+        planned = len(_plan(format, len(entrants), k, per_pairing))
+        rounds = 0
+    if planned > MAX_GAMES:
+        raise ValueError(f"That plan has {planned} matches; a tournament has at most {MAX_GAMES}.")
+    title = name.strip()[:100] or f"{spec.title} {Tournament.Format(format).label}"
+    with transaction.atomic():
+        tournament = Tournament.objects.create(
+            name=title, game=game, config=config, format=format, per_pairing=per_pairing, rounds=rounds,
+            at_once=at_once, think_s=think_s, pace_s=pace_s, rated=rated, late_join=late_join, wait_s=wait_s,
+            early_stop=early_stop, seed=secrets.randbits(62), starts_at=starts_at or timezone.now(),
+            created_by_id=created_by_id)
+        for row in rows:
+            row.tournament = tournament
+        Entrant.objects.bulk_create(rows)
+    return tournament
+
+
+def _plan(format: str, n: int, k: int, per_pairing: int) -> list[formats.Game]:
+    if format == Tournament.Format.ROUND_ROBIN:
+        return formats.round_robin(n, k, per_pairing)
+    return formats.duplicate(n, k, per_pairing)
+
+
+def _start(tournament: Tournament) -> None:
+    """Write the plan of a due tournament (its row locked by the caller) and mark it running:
+    every game of a round robin or duplicate, the first round of a Swiss."""
+    if tournament.format == Tournament.Format.SWISS:
+        _pair_swiss_round(tournament)
+    else:
+        spec = registry.get(tournament.game)
+        k = len(sides_of(spec, tournament.config))
+        n = tournament.entrants.count()
+        plan = _plan(tournament.format, n, k, tournament.per_pairing)
+        TournamentGame.objects.bulk_create(
+            [TournamentGame(tournament=tournament, number=i, round=g.round, sides=list(g.sides), deal=g.deal)
+             for i, g in enumerate(plan)], batch_size=500)
+        tournament.rounds = max((g.round for g in plan), default=0)
+        tournament.round = 1
+    tournament.status = Tournament.Status.RUNNING
+    tournament.started_at = timezone.now()
+    tournament.save(update_fields=["status", "started_at", "rounds", "round"])
+
+
+def _pair_swiss_round(tournament: Tournament) -> None:
+    """Plan the next Swiss round from the standings so far (formats.swiss_round: score groups,
+    no repeat, the bye to the lowest without one); a late entrant's missed rounds count as
+    half-point byes (standings.points)."""
+    table = standings.compute(tournament)
+    next_round = tournament.round + 1
+    active = {e.index: table.points[e.index] for e in tournament.entrants.all() if e.joined_round <= next_round}
+    played = {frozenset(g.sides) for g in tournament.games.all()}
+    byes = set(table.byes)
+    side0 = {i: table.side0.get(i, 0) for i in active}
+    first_deal = tournament.games.count()
+    games, bye = formats.swiss_round(active, played, byes, next_round, first_deal, side0_counts=side0)
+    TournamentGame.objects.bulk_create(
+        [TournamentGame(tournament=tournament, number=first_deal + i, round=g.round, sides=list(g.sides), deal=g.deal)
+         for i, g in enumerate(games)])
+    if bye is not None:
+        # A bye is a planned game of one entrant that nobody plays: a point (standings.py).
+        TournamentGame.objects.create(tournament=tournament, number=first_deal + len(games), round=next_round,
+                                      sides=[bye], deal=first_deal + len(games),
+                                      forfeit={"absent": [], "reason": "bye", "bye": True})
+    tournament.round = next_round
+
+
+def _undone(tournament: Tournament):
+    """Its planned games that are neither done (a finished match, a forfeit) nor being
+    played (an open or running match)."""
+    taken = Match.objects.filter(tournament_game=OuterRef("pk"), status__in=[*LIVE, Match.Status.FINISHED])
+    return tournament.games.filter(forfeit__isnull=True).filter(~Exists(taken))
+
+
+def _seat_choices(spec, config: dict, sides: list[int], entrants: dict[int, Entrant]) -> list[str]:
+    choices = [""] * spec.num_seats(config)
+    for side, seats in zip(sides, sides_of(spec, config)):
+        e = entrants[side]
+        for seat in seats:
+            choices[seat] = (tables.BUILTIN_PREFIX + e.builtin_bot if e.builtin_bot
+                             else f"{tables.REGISTERED_PREFIX}{e.registered_bot_id}")
+    return choices
+
+
+def _connects(spec, entrant: Entrant) -> bool:
+    """Whether ``entrant`` is a bot that connects (its seat waits for it) rather than one the
+    arena plays or calls."""
+    return entrant.registered_bot_id is not None and not spec.calls_bots
+
+
+def _make_matches(tournament: Tournament, owner: str, lease_s: float, room: int) -> list[int]:
+    """Up to ``room`` matches for ``tournament``'s next planned games (its row locked);
+    returns the ids of those made ``owner``'s to start now."""
+    live = Match.objects.filter(tournament_game__tournament=tournament, status__in=LIVE).count()
+    free = min(tournament.at_once - live, room)
+    if free <= 0:
+        return []
+    games = list(_undone(tournament).order_by("number")[:free])
+    if not games:
+        return []
+    spec = registry.get(tournament.game)
+    entrants = {e.index: e for e in tournament.entrants.all()}
+    sitter = tables.Sitter(name="", user_id=tournament.created_by_id)
+    think = None if tournament.think_s is None else int(tournament.think_s)
+    mine = []
+    for g in games:
+        waits = any(_connects(spec, entrants[i]) for i in g.sides)
+        match = tables.create_table(
+            tournament.game, tournament.config, _seat_choices(spec, tournament.config, g.sides, entrants), sitter,
+            pace_s=tournament.pace_s, think_s=think, seed=deal_seed(tournament.seed, g.deal),
+            tournament_game_id=g.pk, rated=tournament.rated,
+            owner="" if waits else owner, lease_s=lease_s)
+        if not waits:
+            mine.append(match.pk)
+    return mine
+
+
+def _overdue(tournament: Tournament, now: datetime) -> list[tuple[int, str, list[int]]]:
+    """Open matches of ``tournament`` older than its ``wait_s`` whose seats are not all
+    taken: ``(match id, reason, absent entrant indices)``."""
+    spec = registry.get(tournament.game)
+    sides = sides_of(spec, tournament.config)
+    names = {e.index: e.display_name for e in tournament.entrants.all()}
+    out = []
+    late = Match.objects.filter(tournament_game__tournament=tournament, status=Match.Status.OPEN,
+                                created_at__lt=now - timedelta(seconds=tournament.wait_s))
+    for match in late.select_related("tournament_game").prefetch_related("seats"):
+        empty = {s.index for s in match.seats.all() if not s.occupied}
+        absent = [entrant for entrant, seats in zip(match.tournament_game.sides, sides) if empty & set(seats)]
+        if absent:
+            who = " and ".join(names[i] for i in absent)
+            out.append((match.pk, f"{who} did not connect within {tournament.wait_s:g} s: forfeit", absent))
+    return out
+
+
+def record_forfeit(match_id: int, absent: list[int], reason: str) -> bool:
+    """Mark the planned game of ``match_id`` forfeited by the entrants ``absent`` (indices),
+    if that match was aborted before it started (the caller cancelled it); whether it was."""
+    match = Match.objects.filter(pk=match_id, status=Match.Status.ABORTED, started_at__isnull=True,
+                                 tournament_game__isnull=False).first()
+    if match is None:
+        return False
+    return bool(TournamentGame.objects.filter(pk=match.tournament_game_id, forfeit__isnull=True).update(
+        forfeit={"absent": absent, "reason": reason}))
+
+
+@dataclass
+class Work:
+    """What one :func:`step` leaves the arena to do."""
+
+    start: list[int]                          # matches made this arena's: start them
+    forfeits: list[tuple[int, str, list[int]]]  # open matches to cancel, then record_forfeit
+    stop: list[tuple[int, str]]               # live matches of a tournament that ended: cancel them
+    running: bool                             # some tournament still runs (sweep again when a match ends)
+
+
+def step(owner: str, lease_s: float, room: int, now: datetime | None = None) -> Work:
+    """One arena's turn at every tournament: start those due, make matches for running ones
+    (at most ``room`` in all), find overdue entrants, pair the next Swiss round, finish those
+    whose plan is played, stop a decided match-up early.  Each tournament under its own row
+    lock, skipped if another arena holds it now."""
+    now = now or timezone.now()
+    work = Work([], [], [], False)
+    # Live matches of a tournament that ended (cancelled, or stopped early by another arena).
+    ended = Match.objects.filter(status__in=LIVE, tournament_game__tournament__status__in=[
+        Tournament.Status.FINISHED, Tournament.Status.CANCELLED])
+    work.stop += [(pk, note or CANCELLED) for pk, note in ended.values_list("pk", "tournament_game__tournament__note")]
+    due = Tournament.objects.filter(Q(status=Tournament.Status.RUNNING) |
+                                    Q(status=Tournament.Status.SCHEDULED, starts_at__lte=now))
+    for pk in list(due.order_by("pk").values_list("pk", flat=True)):
+        work.running = True
+        with tables._claiming():
+            tournament = Tournament.objects.select_for_update(skip_locked=True).filter(
+                pk=pk, status__in=[Tournament.Status.RUNNING, Tournament.Status.SCHEDULED]).first()
+            if tournament is None:
+                continue
+            if tournament.status == Tournament.Status.SCHEDULED:
+                _start(tournament)
+            work.forfeits += _overdue(tournament, now)
+            decided = _decided(tournament)
+            if decided:
+                _end(tournament, Tournament.Status.FINISHED, decided)
+                work.stop += [(m, STOPPED_EARLY) for m in _live(tournament)]
+                continue
+            made = _make_matches(tournament, owner, lease_s, room - len(work.start))
+            work.start += made
+            if made or _live(tournament) or _undone(tournament).exists():
+                continue
+            if tournament.format == Tournament.Format.SWISS and tournament.round < tournament.rounds:
+                _pair_swiss_round(tournament)
+                tournament.save(update_fields=["round"])
+                work.start += _make_matches(tournament, owner, lease_s, room - len(work.start))
+            else:
+                _end(tournament, Tournament.Status.FINISHED, "")
+    return work
+
+
+def _live(tournament: Tournament) -> list[int]:
+    return list(Match.objects.filter(tournament_game__tournament=tournament, status__in=LIVE)
+                .values_list("pk", flat=True))
+
+
+def _decided(tournament: Tournament) -> str:
+    """With the early stop (two entrants): the finding once one entrant is better with 95%
+    confidence (standings.early_finding), else ``""``."""
+    if not tournament.early_stop:
+        return ""
+    return standings.early_finding(standings.compute(tournament))
+
+
+def _end(tournament: Tournament, status: str, note: str) -> None:
+    tournament.status = status
+    tournament.note = note[:300]
+    tournament.finished_at = timezone.now()
+    tournament.save(update_fields=["status", "note", "finished_at"])
+
+
+def cancel(tournament_id: int, reason: str = CANCELLED) -> list[int]:
+    """Cancel a scheduled or running tournament: nothing more is made; returns its live
+    matches, for the caller to cancel (an arena's ``cancel``).  Finished matches stay."""
+    with transaction.atomic():
+        tournament = Tournament.objects.select_for_update().filter(
+            pk=tournament_id, status__in=[Tournament.Status.SCHEDULED, Tournament.Status.RUNNING]).first()
+        if tournament is None:
+            return []
+        _end(tournament, Tournament.Status.CANCELLED, reason)
+        return _live(tournament)
