@@ -1,1 +1,1 @@
-"""Tournaments: the plans of their formats and the statistics of their standings (no Django, no I/O)."""
+"""Tournaments, the pure layer: the plans of the formats and the standings' statistics."""

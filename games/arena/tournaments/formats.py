@@ -240,8 +240,9 @@ def swiss_round(scores: dict[int, float], played: Collection[frozenset[int]],
     if n % 2:
         had = set(byes)
         candidates = [e for e in entrants if e not in had] or entrants
-        for e in candidates:
-            graph.add_edge(e, bye, weight=fresh + bye_rank * place[e] + closeness * near + neighbours)
+        for e in candidates:  # scored as the closest pairing, so only rule 3 tells byes apart
+            weight = fresh + bye_rank * place[e] + closeness * near + neighbours
+            graph.add_edge(e, bye, weight=weight)
     matching = nx.max_weight_matching(graph, maxcardinality=True)
 
     side0 = side0_counts or {}
