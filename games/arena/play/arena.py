@@ -87,6 +87,7 @@ class Arena(Seating, Running):
         self._more_work = False
         #: Some tournament runs (schedule.step said so): each match's end sweeps again at once.
         self._tournaments = False
+        self._told_tournament: dict[int, float] = {}  # tournament id -> when its pages were last told
         self._sweep_now = asyncio.Event()
         self.layer = get_channel_layer()
         self.writer = EventWriter()
@@ -459,6 +460,13 @@ class Arena(Seating, Running):
             except LookupError:
                 pass
         await asyncio.gather(*(self._start_claimed(match_id) for match_id in work.start))
+        now = asyncio.get_running_loop().time()
+        for pk in work.touched:  # its live pages read the standings again, at most once a second
+            if now - self._told_tournament.get(pk, -1.0) >= 1.0:
+                self._told_tournament[pk] = now
+                await self.layer.group_send(schedule.group(pk), {"type": "tournament.changed"})
+        if len(self._told_tournament) > 1000:
+            self._told_tournament.clear()
 
     async def _start_claimed(self, match_id: int) -> None:
         """Start a table this arena's sweep claimed, or give it back if it does not start."""

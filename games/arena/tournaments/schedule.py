@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -292,6 +292,7 @@ class Work:
     forfeits: list[tuple[int, str, list[int]]]  # open matches to cancel, then record_forfeit
     stop: list[tuple[int, str]]               # live matches of a tournament that ended: cancel them
     running: bool                             # some tournament still runs (sweep again when a match ends)
+    touched: list[int] = field(default_factory=list)  # tournaments this turn looked at (their pages refresh)
 
 
 def step(owner: str, lease_s: float, room: int, now: datetime | None = None) -> Work:
@@ -314,6 +315,7 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None) -> 
                 pk=pk, status__in=[Tournament.Status.RUNNING, Tournament.Status.SCHEDULED]).first()
             if tournament is None:
                 continue
+            work.touched.append(pk)
             if tournament.status == Tournament.Status.SCHEDULED:
                 _start(tournament)
             work.forfeits += _overdue(tournament, now)
@@ -353,6 +355,12 @@ def _end(tournament: Tournament, status: str, note: str) -> None:
     tournament.note = note[:300]
     tournament.finished_at = timezone.now()
     tournament.save(update_fields=["status", "note", "finished_at"])
+
+
+def group(tournament_id: int) -> str:
+    """The channel-layer group of a tournament's live pages: told ``{"type":
+    "tournament.changed"}`` when its matches may have moved on."""
+    return f"tournament.{tournament_id}"
 
 
 def cancel(tournament_id: int, reason: str = CANCELLED) -> list[int]:
