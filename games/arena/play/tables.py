@@ -80,7 +80,7 @@ def reservation_hash(code: str) -> str:
 
 
 @contextmanager
-def _claiming():
+def claiming():
     """A transaction for a claim that reads rows (``SELECT ... FOR UPDATE SKIP LOCKED``),
     then writes them.  On SQLite, which has no row locks, it takes the database's write lock
     first (a write that matches no row): a transaction that read first and wrote second would
@@ -742,7 +742,7 @@ def _free_tables(tables_) -> int:
     if not tables_.exists():  # the sweep's usual answer, without taking a lock
         return freed
     while True:
-        with _claiming():
+        with claiming():
             ids = list(tables_.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:BATCH])
             if not ids:
                 break
@@ -916,7 +916,7 @@ def abort_stale(owner: str, starting: bool = False) -> list[int]:
     if not stale.exists():  # the sweep's usual answer, without taking a lock
         return aborted
     while True:
-        with _claiming():
+        with claiming():
             ids = list(stale.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:BATCH])
             Match.objects.filter(pk__in=ids).update(status=Match.Status.ABORTED, result={"aborted": STALE},
                                                     finished_at=now)
@@ -942,7 +942,7 @@ def claim_tables_to_start(owner: str, lease_s: float, limit: int = 50) -> list[i
         Q(owner=owner) | (Q(owner="") & ~connected))
     if not startable.exists():  # the sweep's usual answer, without taking a lock
         return []
-    with _claiming():
+    with claiming():
         ids = list(startable.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:limit])
         Match.objects.filter(pk__in=ids, owner="").update(owner=owner, lease_until=lease_end(lease_s))
     return ids

@@ -310,7 +310,7 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None) -> 
                                     Q(status=Tournament.Status.SCHEDULED, starts_at__lte=now))
     for pk in list(due.order_by("pk").values_list("pk", flat=True)):
         work.running = True
-        with tables._claiming():
+        with tables.claiming():
             tournament = Tournament.objects.select_for_update(skip_locked=True).filter(
                 pk=pk, status__in=[Tournament.Status.RUNNING, Tournament.Status.SCHEDULED]).first()
             if tournament is None:
@@ -366,7 +366,7 @@ def group(tournament_id: int) -> str:
 def cancel(tournament_id: int, reason: str = CANCELLED) -> list[int]:
     """Cancel a scheduled or running tournament: nothing more is made; returns its live
     matches, for the caller to cancel (an arena's ``cancel``).  Finished matches stay."""
-    with transaction.atomic():
+    with tables.claiming():
         tournament = Tournament.objects.select_for_update().filter(
             pk=tournament_id, status__in=[Tournament.Status.SCHEDULED, Tournament.Status.RUNNING]).first()
         if tournament is None:

@@ -183,9 +183,12 @@ def compute(tournament: Tournament) -> Table:
                 diffs[e].append(by[e] - sum(others) / len(others))
     for row in rows.values():
         if spec.cooperative or duplicate:
-            interval = stats.mean_interval(diffs.get(row.entrant, []))
+            values = diffs.get(row.entrant, [])
+            interval = stats.mean_interval(values)
             if interval is not None:
                 row.stat, row.low, row.high = interval
+            elif values:  # one value: its mean, no interval
+                row.stat = values[0]
         elif row.games:
             row.stat = _rate(row)
             row.low, row.high = stats.wilson(_played_points(row), row.games)
