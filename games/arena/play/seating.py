@@ -23,8 +23,14 @@ from games.arena.models import Match, Seat
 from games.arena.play import tables
 from games.arena.play.runner import table_group
 from games.arena.play.seats import SeatEndpoint
+from games.arena.tournaments import schedule
 
 log = logging.getLogger("arena")
+
+#: What a claim answers for a tournament's entrant whose next match is not made yet.
+TOURNAMENT_WAIT = object()
+#: Seconds between two looks for such an entrant's seat.
+TOURNAMENT_LOOK_S = 0.5
 
 
 class NameTaken(ValueError):
@@ -113,8 +119,16 @@ class Seating:
         it stays in the lobby when the bot leaves, as one made on the form), whatever seats
         are open elsewhere (bridge's ``JOIN-M NEW``)."""
         spec = registry.get(game)
-        seat = await self._queued(endpoint, lambda: self._claim(game, spec, endpoint, config, auto, unique_name,
-                                                                index, new_table))
+        while True:
+            seat = await self._queued(endpoint, lambda: self._claim(game, spec, endpoint, config, auto,
+                                                                    unique_name, index, new_table))
+            if seat is not TOURNAMENT_WAIT:
+                break
+            # A tournament's entrant whose next match is not made yet (its tournament's
+            # at_once, its Swiss round): it waits here, connected, instead of playing at an
+            # automatic table, and looks again after each sweep.
+            self._sweep_now.set()
+            await asyncio.sleep(TOURNAMENT_LOOK_S)
         if seat is None:
             return None
         if seat.pk in self.waiting:
@@ -155,6 +169,9 @@ class Seating:
                     lease_s=self.lease_s)
             if seat is None and not auto:
                 raise LookupError(f"no {spec.title} table has an open bot seat")
+            if seat is None and endpoint.bot_id is not None and not new_table and index is None and await sync_to_async(
+                    schedule.entrant_waits)(game, endpoint.bot_id):
+                return TOURNAMENT_WAIT
             if seat is not None and unique_name and await sync_to_async(tables.name_taken)(
                     seat.match_id, endpoint.display_name, but=seat.pk):
                 await self._give_back(seat)

@@ -273,6 +273,25 @@ def _overdue(tournament: Tournament, now: datetime) -> list[tuple[int, str, list
     return out
 
 
+def entrant_waits(game: str, bot_id: int) -> bool:
+    """Whether registered bot ``bot_id``, connected to play ``game``, is an entrant of a
+    running (or due) tournament with a game still to play (planned and not done, or a Swiss
+    round still to pair): it then waits for that match's seat (the arena's seating) rather
+    than playing at an automatic table."""
+    due = Q(tournament__status=Tournament.Status.RUNNING) | Q(tournament__status=Tournament.Status.SCHEDULED,
+                                                             tournament__starts_at__lte=timezone.now())
+    entries = Entrant.objects.filter(due, registered_bot_id=bot_id, tournament__game=game).select_related("tournament")
+    for entry in entries:
+        t = entry.tournament
+        if t.status == Tournament.Status.SCHEDULED:
+            return True
+        if t.format == Tournament.Format.SWISS and t.round < t.rounds:
+            return True
+        if any(entry.index in sides for sides in _undone(t).values_list("sides", flat=True)):
+            return True
+    return False
+
+
 def record_forfeit(match_id: int, absent: list[int], reason: str) -> bool:
     """Mark the planned game of ``match_id`` forfeited by the entrants ``absent`` (indices),
     if that match was aborted before it started (the caller cancelled it); whether it was."""
