@@ -29,7 +29,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from games.arena import registry
-from games.arena.models import Entrant, Match, RegisteredBot, Tournament, TournamentGame
+from games.arena.models import ArenaProcess, Entrant, Match, RegisteredBot, Tournament, TournamentGame
 from games.arena.play import tables
 from games.arena.tournaments import formats, standings
 
@@ -228,11 +228,15 @@ def _connects(spec, entrant: Entrant) -> bool:
     return entrant.registered_bot_id is not None and not spec.calls_bots
 
 
-def _make_matches(tournament: Tournament, owner: str, lease_s: float, room: int) -> list[int]:
-    """Up to ``room`` matches for ``tournament``'s next planned games (its row locked);
-    returns the ids of those made ``owner``'s to start now."""
-    live = Match.objects.filter(tournament_game__tournament=tournament, status__in=LIVE).count()
-    free = min(tournament.at_once - live, room)
+def _make_matches(tournament: Tournament, owner: str, lease_s: float, room: int, arenas: int) -> list[int]:
+    """Up to ``room`` matches for ``tournament``'s next planned games (its row locked), and
+    no more than ``owner``'s share of its ``at_once`` among ``arenas`` live arenas; returns
+    the ids of those made ``owner``'s to start now."""
+    live = Match.objects.filter(tournament_game__tournament=tournament, status__in=LIVE)
+    # Each of the live arenas takes its share of the tournament's matches at once, so that
+    # the first to look does not take every slot while the others idle.
+    share = -(-tournament.at_once // max(arenas, 1))
+    free = min(tournament.at_once - live.count(), share - live.filter(owner=owner).count(), room)
     if free <= 0:
         return []
     games = list(_undone(tournament).order_by("number")[:free])
@@ -327,7 +331,9 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None) -> 
     work.stop += [(pk, note or CANCELLED) for pk, note in ended.values_list("pk", "tournament_game__tournament__note")]
     due = Tournament.objects.filter(Q(status=Tournament.Status.RUNNING) |
                                     Q(status=Tournament.Status.SCHEDULED, starts_at__lte=now))
-    for pk in list(due.order_by("pk").values_list("pk", flat=True)):
+    ids = list(due.order_by("pk").values_list("pk", flat=True))
+    arenas = ArenaProcess.objects.filter(alive_until__gt=now).count() if ids else 1
+    for pk in ids:
         work.running = True
         with tables.claiming():
             tournament = Tournament.objects.select_for_update(skip_locked=True).filter(
@@ -343,14 +349,14 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None) -> 
                 _end(tournament, Tournament.Status.FINISHED, decided)
                 work.stop += [(m, STOPPED_EARLY) for m in _live(tournament)]
                 continue
-            made = _make_matches(tournament, owner, lease_s, room - len(work.start))
+            made = _make_matches(tournament, owner, lease_s, room - len(work.start), arenas)
             work.start += made
             if made or _live(tournament) or _undone(tournament).exists():
                 continue
             if tournament.format == Tournament.Format.SWISS and tournament.round < tournament.rounds:
                 _pair_swiss_round(tournament)
                 tournament.save(update_fields=["round"])
-                work.start += _make_matches(tournament, owner, lease_s, room - len(work.start))
+                work.start += _make_matches(tournament, owner, lease_s, room - len(work.start), arenas)
             else:
                 _end(tournament, Tournament.Status.FINISHED, "")
     return work
