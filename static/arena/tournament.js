@@ -71,7 +71,7 @@
   }
 
   function drawCross(t) {
-    var order = t.standings.map(function (r) { return r; });
+    var order = t.standings;  // rows and columns in the standings' order
     var rows = {};
     t.cross.forEach(function (c) { rows[c.entrant] = c.against; });
     var head = el("tr");
@@ -88,8 +88,9 @@
         var td = el("td", o.entrant === r.entrant ? "" : cell ? points(cell.points) + "/" + cell.games : "·", "num");
         if (o.entrant === r.entrant) td.className += " self";
         else if (cell) td.dataset.games = String(cell.games);
-        body.appendChild(tr).appendChild(td);
+        tr.appendChild(td);
       });
+      body.appendChild(tr);
     });
   }
 

@@ -54,7 +54,7 @@ from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from ninja import NinjaAPI, Path, Query
+from ninja import NinjaAPI, Path, Query, Status
 from ninja.errors import HttpError, ValidationError
 from ninja.openapi.docs import DocsBase, Swagger
 from ninja.security import HttpBearer
@@ -970,7 +970,7 @@ def tournament_create(request, body: TournamentIn):
         raise BadRequest(str(exc), status=429) from None
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
-    return 201, tournament_summary(tournament, 0, 0)
+    return Status(201, tournament_summary(tournament, 0, 0))
 
 
 @get("/tournaments/{int:tournament_id}", url_name="tournament", response={200: TournamentDetail, 404: Error},
