@@ -138,7 +138,7 @@
       tr.appendChild(cell);
       tr.appendChild(el("td", m.round, "num"));
       tr.appendChild(el("td", m.entrants.join(" vs "), "name"));
-      tr.appendChild(el("td", m.result, "result status-" + m.status));
+      tr.appendChild(el("td", m.result, "result-" + m.status));
       body.appendChild(tr);
     });
   }
