@@ -1,8 +1,11 @@
 """The JSON API: ``/api/matches/`` (filters as the history page), ``/api/matches/<id>/``
 (seats, result, events a page at a time), ``/api/matches/<id>/replay/`` (replay frames),
 ``/api/leaderboard/<game>/``, a registered bot's ``/api/bots/<id>/``, its ``matches/`` and
-its ``forced/`` moves, and ``/api/me/``; described by an OpenAPI 3 document at
-``/api/openapi.json`` and a docs page at ``/api/docs``.
+its ``forced/`` moves, ``/api/me/``, and tournaments (``/api/tournaments/``: list and create,
+``<id>`` standings, ``<id>/standings.csv``, ``<id>/cancel``; games/arena/web/tournaments.py);
+described by an OpenAPI 3 document at ``/api/openapi.json`` and a docs page at ``/api/docs``.
+Creating and cancelling a tournament are the only writes, and take a personal API token (a
+session cookie is not enough: the API has no CSRF check, so another site could send it).
 
 Who asks: anyone, or a person through their personal API token (``Authorization: Bearer
 <token>``, games/arena/bots/api_tokens.py) or their logged-in session.  It changes one thing: a
