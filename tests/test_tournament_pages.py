@@ -13,7 +13,6 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
-from django.conf import settings
 
 from games.arena.models import Match, RegisteredBot, Tournament
 from games.arena.play import tables
