@@ -558,7 +558,13 @@ PARAMETERS = {
     "/api/bots/{bot_id}/matches/": {"bot_id", "page"},
     "/api/bots/{bot_id}/forced/": {"bot_id", "page"},
     "/api/me/": set(),
+    "/api/tournaments/": {"page"},
+    "/api/tournaments/{tournament_id}": {"tournament_id"},
+    "/api/tournaments/{tournament_id}/standings.csv": {"tournament_id"},
+    "/api/tournaments/{tournament_id}/cancel": {"tournament_id"},
 }
+#: The endpoints that change something (POST, with a personal API token); every other one is a GET.
+WRITES = {"/api/tournaments/": ["get", "post"], "/api/tournaments/{tournament_id}/cancel": ["post"]}
 
 
 def test_the_openapi_document_describes_every_endpoint_and_its_answers(client, data):
@@ -571,26 +577,33 @@ def test_the_openapi_document_describes_every_endpoint_and_its_answers(client, d
     assert set(doc["paths"]) == set(PARAMETERS)
     operation_ids = []
     for path, operations in doc["paths"].items():
-        assert list(operations) == ["get"], path  # HEAD is answered, but not listed twice
-        op = operations["get"]
-        operation_ids.append(op["operationId"])
-        assert op["summary"] and op["description"], path
-        names = {p["name"] for p in op["parameters"]}
-        assert names == PARAMETERS[path], path
-        for p in op["parameters"]:
-            assert p["in"] in ("query", "path") and "schema" in p and p["description"], (path, p)
-            if p["in"] == "path":
-                assert p["required"] is True and "{%s}" % p["name"] in path
-        assert "200" in op["responses"] and "401" in op["responses"], path  # 401: a refused API token
-        assert "400" in op["responses"] or not PARAMETERS[path], path
-        assert op["security"] == [{"Asker": []}], path
-        for status, response in op["responses"].items():
-            assert response["description"], (path, status)
-            ref = response["content"]["application/json"]["schema"]["$ref"]
-            assert ref.removeprefix("#/components/schemas/") in components, (path, status)
-            if status != "200":
-                assert ref.endswith("/Error"), (path, status)
-    assert len(set(operation_ids)) == len(PARAMETERS)
+        # HEAD is answered, but not listed twice
+        assert list(operations) == WRITES.get(path, ["get"]), path
+        for method, op in operations.items():
+            operation_ids.append(op["operationId"])
+            assert op["summary"] and op["description"], path
+            names = {p["name"] for p in op.get("parameters", [])}
+            assert names == (PARAMETERS[path] if method == "get" else PARAMETERS[path] - {"page"}), path
+            for p in op.get("parameters", []):
+                assert p["in"] in ("query", "path") and "schema" in p and p["description"], (path, p)
+                if p["in"] == "path":
+                    assert p["required"] is True and "{%s}" % p["name"] in path
+            answered = "201" if method == "post" and "201" in op["responses"] else "200"
+            assert answered in op["responses"] and "401" in op["responses"], path  # 401: a refused API token
+            # Whatever takes a query parameter or a body says what it refuses.
+            takes_input = any(p["in"] == "query" for p in op.get("parameters", [])) or "requestBody" in op
+            assert "400" in op["responses"] or not takes_input, path
+            assert op["security"] == [{"Asker": []}], path
+            for status, response in op["responses"].items():
+                assert response["description"], (path, status)
+                if path.endswith(".csv") and status == "200":
+                    assert list(response["content"]) == ["text/csv"]
+                    continue
+                ref = response["content"]["application/json"]["schema"]["$ref"]
+                assert ref.removeprefix("#/components/schemas/") in components, (path, status)
+                if status != answered:
+                    assert ref.endswith("/Error"), (path, status)
+    assert len(set(operation_ids)) == len(PARAMETERS) + 1  # the tournaments' list and create share a path
     assert doc["components"]["securitySchemes"]["Asker"] == {"type": "http", "scheme": "bearer"}
     params = {p["name"]: p["schema"] for p in doc["paths"]["/api/matches/"]["get"]["parameters"]}
     assert params["game"]["enum"] == ["liars_dice", "jass", "blokus", "hanabi", "bridge"]
@@ -638,7 +651,8 @@ def test_the_docs_page_names_every_endpoint_from_our_own_server(client):
     assert "/static/arena/arena.css" in urls and 'class="topbar"' in html  # the site's layout
     assert "<script" not in html  # read without JavaScript
     for path, names in PARAMETERS.items():
-        assert f"GET {path}" in html, path
+        for method in WRITES.get(path, ["get"]):
+            assert f"{method.upper()} {path}" in html, path
         for name in names:
             assert f"<code>{name}</code>" in html, (path, name)
     for field in ("events_next", "seats[].score", "frames[].view", "results[].finished_at", "error"):

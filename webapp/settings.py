@@ -286,6 +286,9 @@ ARENA = {
     # through (create-table form, "Play a bot now", log imports): fresh accounts from one
     # address share its budget.
     "TABLES_PER_MINUTE": env_int("ARENA_TABLES_PER_MINUTE", 10),
+    # Tournaments a user creates a minute (the form and the API; each may plan thousands of
+    # matches, which the arenas then run: games/arena/web/tournaments.py).
+    "TOURNAMENTS_PER_MINUTE": env_int("ARENA_TOURNAMENTS_PER_MINUTE", 3),
     # Log imports tried a minute per address and per user (within TABLES_PER_MINUTE; refused
     # files count too, as reading one is the cost), and imports read at once per web process
     # (past it the page answers 503 "busy" after waiting IMPORT_WAIT seconds).

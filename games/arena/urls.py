@@ -4,7 +4,7 @@ from django.views.generic import RedirectView
 
 from games.arena.ratings import bot_views, leaderboard
 from games.arena.ratings.bot_pages import bot_page, person_page
-from games.arena.web import accounts, api, exchange, views
+from games.arena.web import accounts, api, exchange, tournaments, views
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
@@ -19,6 +19,10 @@ urlpatterns = [
     path("matches/<int:match_id>/elsewhere/", exchange.external_replay, name="external_replay"),
     path("import/<slug:game>/", exchange.import_log, name="import_log"),
     path("history/", views.history, name="history"),
+    path("tournaments/", tournaments.tournament_list, name="tournaments"),
+    path("tournaments/new/", tournaments.tournament_new, name="tournament_new"),
+    path("tournaments/<int:tournament_id>/", tournaments.tournament_page, name="tournament"),
+    path("tournaments/<int:tournament_id>/cancel/", tournaments.tournament_cancel, name="tournament_cancel"),
     path("leaderboard/<slug:game>/", leaderboard.leaderboard, name="leaderboard"),
     path("nickname/", views.nickname, name="nickname"),
     path("accounts/login/", views.LoginView.as_view(), name="login"),

@@ -74,6 +74,9 @@ SIGNUP_BY_ADDRESS = Throttle("signup-ip", "SIGNUPS_PER_HOUR", 3600)
 #: counted atomically beside the database's count (:func:`games.arena.web.views.creation_refused`).
 TABLES_BY_ADDRESS = Throttle("tables-ip", "TABLES_PER_MINUTE", 60)
 TABLES_BY_USER = Throttle("tables-user", "TABLES_PER_MINUTE", 60)
+#: Tournaments created per user a minute (``ARENA_TOURNAMENTS_PER_MINUTE``), beside the
+#: database's count (:func:`games.arena.web.tournaments.creation_refused`).
+TOURNAMENTS_BY_USER = Throttle("tournaments-user", "TOURNAMENTS_PER_MINUTE", 60)
 #: Password reset requests per address and per email address typed an hour
 #: (``ARENA_PASSWORD_RESETS_PER_HOUR``; games/arena/web/accounts.py): each may send a mail.
 RESETS_BY_ADDRESS = Throttle("reset-ip", "PASSWORD_RESETS_PER_HOUR", 3600)

@@ -88,6 +88,7 @@ class Arena(Seating, Running):
         #: Some tournament runs (schedule.step said so): each match's end sweeps again at once.
         self._tournaments = False
         self._told_tournament: dict[int, float] = {}  # tournament id -> when its pages were last told
+        self._tell_later: set[int] = set()  # tournaments whose pages are told when their second is over
         self._sweep_now = asyncio.Event()
         self.layer = get_channel_layer()
         self.writer = EventWriter()
@@ -460,13 +461,28 @@ class Arena(Seating, Running):
             except LookupError:
                 pass
         await asyncio.gather(*(self._start_claimed(match_id) for match_id in work.start))
-        now = asyncio.get_running_loop().time()
-        for pk in work.touched:  # its live pages read the standings again, at most once a second
-            if now - self._told_tournament.get(pk, -1.0) >= 1.0:
-                self._told_tournament[pk] = now
-                await self.layer.group_send(schedule.group(pk), {"type": "tournament.changed"})
+        for pk in work.touched:
+            await self._tell_tournament(pk)
+
+    async def _tell_tournament(self, pk: int) -> None:
+        """Tell tournament ``pk``'s live pages to read its standings again: at most once a
+        second, and a change within a second of the last tell is told when that second is
+        over (the last change of a tournament, its end, is never left untold)."""
+        loop = asyncio.get_running_loop()
+        wait = self._told_tournament.get(pk, float("-inf")) + 1.0 - loop.time()
+        if wait > 0:
+            if pk not in self._tell_later:
+                self._tell_later.add(pk)
+                loop.call_later(wait, lambda: asyncio.ensure_future(self._tell_tournament_now(pk)))
+            return
+        await self._tell_tournament_now(pk)
+
+    async def _tell_tournament_now(self, pk: int) -> None:
+        self._tell_later.discard(pk)
         if len(self._told_tournament) > 1000:
             self._told_tournament.clear()
+        self._told_tournament[pk] = asyncio.get_running_loop().time()
+        await self.layer.group_send(schedule.group(pk), {"type": "tournament.changed"})
 
     async def _start_claimed(self, match_id: int) -> None:
         """Start a table this arena's sweep claimed, or give it back if it does not start."""

@@ -197,7 +197,7 @@ def compute(tournament: Tournament) -> Table:
                                                     (r.stat if r.stat is not None else float("-inf"))),
                                                    -(r.stat or 0.0), r.entrant))
     done = sum(1 for g in games if g.forfeit is not None or g.pk in finished)
-    planned = _planned(tournament, len(games), len(entrants))
+    planned = planned_games(tournament, len(games), len(entrants))
     eta = None
     if tournament.started_at and done and planned > done and tournament.status == Tournament.Status.RUNNING:
         elapsed = (timezone.now() - tournament.started_at).total_seconds()
@@ -217,7 +217,9 @@ def _rate(row: Row) -> float:
     return _played_points(row) / row.games if row.games else 0.0
 
 
-def _planned(tournament: Tournament, planned_rows: int, entrants: int) -> int:
+def planned_games(tournament: Tournament, planned_rows: int, entrants: int) -> int:
+    """The games ``tournament`` will play in all: its ``planned_rows`` so far, or for Swiss
+    every round's games (byes included) when more than planned yet."""
     if tournament.format == Tournament.Format.SWISS:
         return max(planned_rows, tournament.rounds * ((entrants + 1) // 2))
     return planned_rows

@@ -1,8 +1,11 @@
 """The JSON API: ``/api/matches/`` (filters as the history page), ``/api/matches/<id>/``
 (seats, result, events a page at a time), ``/api/matches/<id>/replay/`` (replay frames),
 ``/api/leaderboard/<game>/``, a registered bot's ``/api/bots/<id>/``, its ``matches/`` and
-its ``forced/`` moves, and ``/api/me/``; described by an OpenAPI 3 document at
-``/api/openapi.json`` and a docs page at ``/api/docs``.
+its ``forced/`` moves, ``/api/me/``, and tournaments (``/api/tournaments/``: list and create,
+``<id>`` standings, ``<id>/standings.csv``, ``<id>/cancel``; games/arena/web/tournaments.py);
+described by an OpenAPI 3 document at ``/api/openapi.json`` and a docs page at ``/api/docs``.
+Creating and cancelling a tournament are the only writes, and take a personal API token (a
+session cookie is not enough: the API has no CSRF check, so another site could send it).
 
 Who asks: anyone, or a person through their personal API token (``Authorization: Bearer
 <token>``, games/arena/bots/api_tokens.py) or their logged-in session.  It changes one thing: a
@@ -54,7 +57,7 @@ from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from ninja import NinjaAPI, Path, Query
+from ninja import NinjaAPI, Path, Query, Status
 from ninja.errors import HttpError, ValidationError
 from ninja.openapi.docs import DocsBase, Swagger
 from ninja.security import HttpBearer
@@ -63,9 +66,11 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from games.arena import registry
 from games.arena.bots import api_tokens
 from games.arena.models import Event as EventRow
-from games.arena.models import Match, Rating, RegisteredBot, Seat as SeatRow
+from games.arena.models import Match, Rating, RegisteredBot, Seat as SeatRow, Tournament
 from games.arena.play import analyses, details, replay
 from games.arena.ratings import leaderboard
+from games.arena.tournaments import standings
+from games.arena.web import tournaments
 from games.arena.play.queries import (DONE, MAX_PAGE, PAGE_SIZE, FilterError, check_filters, finished_matches,
                                       page_number, detail_seats, seat_summary)
 
@@ -345,10 +350,11 @@ class Asker(HttpBearer):
 
 api = ArenaAPI(
     title="Arena API", version="1", urls_namespace="api", docs=ServerDocs(), docs_url="/docs", auth=Asker(),
-    description="Finished matches, their event logs and their replays, leaderboards and registered bots, as JSON. "
-                "Read-only. Anyone may read it; with your personal API token (made on the Bots page) as "
+    description="Finished matches, their event logs and their replays, leaderboards, registered bots and "
+                "tournaments, as JSON. Anyone may read it; with your personal API token (made on the Bots page) as "
                 "Authorization: Bearer <token>, answers also carry the full details of the forced moves at the seats "
-                "you or your bots sat in. Every refused request gets {\"error\": \"...\"} with 400, 401, 404 or 409.",
+                "you or your bots sat in, and you may create and cancel tournaments. Every refused request gets "
+                "{\"error\": \"...\"} with 400, 401, 403, 404, 409 or 429.",
 )
 
 
@@ -764,3 +770,250 @@ def describe(schema: dict) -> list[dict]:
                               "description": op.get("description", ""), "operation_id": op.get("operationId", ""),
                               "parameters": params, "responses": responses})
     return endpoints
+
+
+# --- tournaments -----------------------------------------------------------------------------------
+class TournamentSummary(Out):
+    """A tournament as the list shows it."""
+    id: int
+    name: str
+    game: str = Field(description="The game's slug.")
+    format: str = Field(description="round_robin, duplicate or swiss.")
+    status: str = Field(description="scheduled, running, finished or cancelled.")
+    note: str = Field(description="Why it ended as it did (an early stop's finding, a cancellation), else \"\".")
+    rated: bool = Field(description="Whether its matches feed the ratings.")
+    created_by: str | None = Field(description="Its creator's username (null once the account is gone).")
+    created_at: datetime.datetime
+    starts_at: datetime.datetime
+    started_at: datetime.datetime | None
+    finished_at: datetime.datetime | None
+    done: int = Field(description="Games done (a finished match or a forfeit).")
+    planned: int = Field(description="Games planned in all (0 before a round robin or duplicate starts).")
+    url: str = Field(description="Its live page on this site.")
+    api: str = Field(description="Its /api/tournaments/<id> address (standings, cross-table, matches).")
+
+
+class TournamentList(Out):
+    """One page of tournaments, newest first."""
+    count: int
+    page: int
+    pages: int
+    results: list[TournamentSummary]
+
+
+class Progress(Out):
+    done: int = Field(description="Games done (a finished match or a forfeit).")
+    running: int = Field(description="Matches open or running now.")
+    left: int = Field(description="Games neither done nor running.")
+    planned: int = Field(description="Games in all (Swiss: every round's, byes included).")
+    eta_s: float | None = Field(description="Seconds until the estimated finish at the pace so far (null when "
+                                            "nothing is done yet or it is over).")
+
+
+class StandingRow(Out):
+    """One entrant's line, best first."""
+    rank: int
+    entrant: int = Field(description="The entrant's index (0-based, in the order of entry).")
+    name: str
+    games: int
+    points: float = Field(description="1 a win, ½ a draw, over the other sides' number; a bye 1, a forfeit 0.")
+    wins: int
+    draws: int
+    losses: int
+    forfeits: int = Field(description="Games it forfeited (not connected in time).")
+    forced: int = Field(description="Moves the server made for it (no valid answer in time).")
+    stat: float | None = Field(description="The statistic (see statistic) over its games, null before any.")
+    low: float | None = Field(description="The statistic's 95% interval, lower end.")
+    high: float | None = Field(description="The statistic's 95% interval, upper end.")
+    bot_url: str = Field(description="A registered bot's page on this site, else \"\".")
+
+
+class CrossCell(Out):
+    points: float = Field(description="The row's entrant's points against the column's.")
+    games: int
+
+
+class CrossRow(Out):
+    """One row of the cross-table."""
+    entrant: int
+    name: str
+    against: dict[str, CrossCell] = Field(description="By the opponent's entrant index (as a string).")
+
+
+class HistoryPoint(Out):
+    """Every entrant's points after this many games done (thinned evenly to at most 120 points)."""
+    done: int
+    points: dict[str, float] = Field(description="By entrant index (as a string).")
+
+
+class TournamentMatch(Out):
+    """One match a tournament made, newest first."""
+    id: int
+    status: str = Field(description="open, running, finished or aborted (an aborted match's game is replayed "
+                                     "from the same seed, or was forfeited).")
+    round: int
+    entrants: list[str] = Field(description="The entrants' names, side by side (side 0 first).")
+    result: str = Field(description="The result in words, e.g. \"Probability bot won (1–0)\".")
+    url: str
+
+
+class TournamentDetail(Out):
+    """A tournament's progress, standings, cross-table, history and matches (as its live page)."""
+    id: int
+    name: str
+    game: str
+    format: str
+    status: str
+    note: str
+    rated: bool
+    round: int = Field(description="The round being played (Swiss), else the last.")
+    rounds: int
+    progress: Progress
+    statistic: str = Field(description="What stat measures: \"score rate\" (Wilson interval) for round robin and "
+                                       "Swiss, \"mean paired difference per deal\" (Student-t interval) for "
+                                       "duplicate, \"mean score\" for a cooperative game.")
+    standings: list[StandingRow]
+    cross: list[CrossRow]
+    history: list[HistoryPoint]
+    matches_count: int = Field(description="Matches it made (replays of a game included).")
+    matches: list[TournamentMatch] = Field(description="The newest 200 of them.")
+
+
+class TournamentIn(BaseModel):
+    """A new tournament (the same fields as the form at /tournaments/new/)."""
+    model_config = ConfigDict(extra="forbid")
+    game: str = Field(max_length=32, description="The game's slug.")
+    format: str = Field(max_length=20, description="round_robin, duplicate or swiss.")
+    entrants: list[Annotated[str, Field(max_length=80)]] = Field(
+        max_length=64, description="builtin:<name> (a built-in bot, as often as wanted) or registered:<id> (a "
+                                   "registered bot you own or its owner shares).")
+    config: dict[str, Any] = Field(default_factory=dict, description="The game's configuration fields, as on the "
+                                                                     "create-table form (e.g. {\"players\": 2}).")
+    name: str = Field("", max_length=100)
+    per_pairing: int = Field(1, description="Round robin: matches per pairing; duplicate: deals per pairing.")
+    rounds: int = Field(0, description="Swiss rounds (0: enough for the field).")
+    at_once: int = Field(4, description="Matches running at once at most.")
+    think_s: int | None = Field(None, description="Bots' seconds per move (null: the game's default).")
+    pace_s: float = Field(0.0, description="Least seconds per move, so that people can watch (0: full speed).")
+    rated: bool = True
+    late_join: bool = Field(False, description="Swiss: entrants may join until half the rounds are played.")
+    wait_s: float = Field(60.0, description="Seconds a match waits for an entrant that connects before it forfeits.")
+    early_stop: bool = Field(False, description="Two entrants: stop once one is better with 95% confidence.")
+    starts_at: datetime.datetime | None = Field(None, description="When it starts (UTC unless an offset is "
+                                                                  "given; null or past: now).")
+
+
+class Cancelled(Out):
+    id: int
+    status: str
+    live_matches: int = Field(description="Matches that were running: they end at the arenas' next sweep.")
+
+
+def _tournament(tournament_id: int) -> Tournament:
+    tournament = Tournament.objects.select_related("created_by").filter(pk=tournament_id).first()
+    if tournament is None:
+        raise BadRequest(f"there is no tournament {tournament_id}", status=404)
+    return tournament
+
+
+def _token_user(request):
+    """The person whose API token the request carries; a 401 without one (a session's cookie
+    is not enough to change anything: another site could make a browser send it)."""
+    if not request.headers.get("Authorization") or not request.auth.is_authenticated:
+        raise BadRequest("this needs your API token (Authorization: Bearer <token>; make one on the Bots page)",
+                         status=401)
+    return request.auth
+
+
+def tournament_summary(tournament, done: int, planned: int) -> dict:
+    return {"id": tournament.pk, "name": tournament.name, "game": tournament.game, "format": tournament.format,
+            "status": tournament.status, "note": tournament.note, "rated": tournament.rated,
+            "created_by": tournament.created_by.get_username() if tournament.created_by else None,
+            "created_at": tournament.created_at, "starts_at": tournament.starts_at,
+            "started_at": tournament.started_at, "finished_at": tournament.finished_at,
+            "done": done, "planned": planned, "url": reverse("tournament", args=[tournament.pk]),
+            "api": reverse("api:tournament", args=[tournament.pk])}
+
+
+@get("/tournaments/", url_name="tournaments", response={200: TournamentList, 400: Error},
+     operation_id="list_tournaments", summary="Tournaments",
+     description="Every tournament, newest first, 50 a page, with its progress.")
+def tournament_list(request, page: WholeNumber(1, MAX_PAGE, 1) = Query(None, description="Page number; past the "
+                                                                                          "last is a 400.")):
+    """The tournaments, newest first, a page at a time."""
+    rows = Tournament.objects.select_related("created_by").order_by("-created_at", "-pk")
+    current, pages, count = _page(rows, page, tournaments.LIST_PAGE)
+    progress = tournaments.progress_of(list(current.object_list))
+    return {"count": count, "page": current.number, "pages": pages,
+            "results": [tournament_summary(t, *progress[t.pk]) for t in current.object_list]}
+
+
+@api.post("/tournaments/", url_name="tournament_create",
+          response={201: TournamentSummary, 400: Error, 401: Error, 429: Error},
+          operation_id="create_tournament", summary="Create a tournament",
+          description="With your API token. The arenas start it at starts_at and run its matches by themselves. "
+                      "400 with the reason for anything out of bounds (entrants, a configuration, a plan too big), "
+                      "429 past the tournaments a user may create a minute.")
+def tournament_create(request, body: TournamentIn):
+    """Create a tournament as the form does (games/arena/web/tournaments.py: :func:`create`)."""
+    user = _token_user(request)
+    try:
+        spec = registry.get(body.game)
+    except KeyError:
+        raise BadRequest(f"there is no game {body.game[:40]!r}") from None
+    fields = {f.key for f in spec.config_fields}
+    unknown = sorted(set(body.config) - fields)
+    if unknown:
+        raise BadRequest(f"config: unknown setting {unknown[0][:40]!r}; the settings are {', '.join(sorted(fields))}")
+    values = body.model_dump()
+    try:
+        values["starts_at"] = tournaments.check_start(body.starts_at)
+        tournament = tournaments.create(user, values)
+    except tournaments.TooMany as exc:
+        raise BadRequest(str(exc), status=429) from None
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+    return Status(201, tournament_summary(tournament, 0, 0))
+
+
+@get("/tournaments/{int:tournament_id}", url_name="tournament", response={200: TournamentDetail, 404: Error},
+     operation_id="get_tournament", summary="A tournament's standings",
+     description="Progress, standings with the statistic and its 95% interval, the cross-table, the points over "
+                 "games done, and its newest matches: what its live page shows.")
+def tournament_detail(request, tournament_id: int = Path(..., description="The tournament's id.")):
+    """A tournament's standings now (:func:`games.arena.web.tournaments.snapshot`)."""
+    data = tournaments.snapshot(tournament_id)
+    if data is None:
+        raise BadRequest(f"there is no tournament {tournament_id}", status=404)
+    return data
+
+
+@get("/tournaments/{int:tournament_id}/standings.csv", url_name="tournament_csv", response={404: Error},
+     operation_id="get_tournament_csv", summary="A tournament's standings as CSV",
+     description="One line per entrant, best first: rank, entrant, games, points, wins, draws, losses, forfeits, "
+                 "forced moves, the statistic and its 95% interval.",
+     openapi_extra={"responses": {"200": {"description": "The standings (text/csv).",
+                                          "content": {"text/csv": {"schema": {"type": "string"}}}}}})
+def tournament_csv(request, tournament_id: int = Path(..., description="The tournament's id.")):
+    """The standings as CSV (:func:`standings.as_csv`)."""
+    tournament = _tournament(tournament_id)
+    response = HttpResponse(standings.as_csv(standings.compute(tournament)), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="tournament-{tournament.pk}.csv"'
+    return response
+
+
+@api.post("/tournaments/{int:tournament_id}/cancel", url_name="tournament_cancel",
+          response={200: Cancelled, 401: Error, 403: Error, 404: Error, 409: Error},
+          operation_id="cancel_tournament", summary="Cancel a tournament",
+          description="With its creator's API token (or a staff member's). Its finished matches stay; nothing more "
+                      "is played. 409 once it is over.")
+def tournament_cancel(request, tournament_id: int = Path(..., description="The tournament's id.")):
+    """Cancel a scheduled or running tournament (creator or staff)."""
+    user = _token_user(request)
+    tournament = _tournament(tournament_id)
+    if not (user.is_staff or user.pk == tournament.created_by_id):
+        raise BadRequest("only its creator (or staff) may cancel a tournament", status=403)
+    if tournament.status not in (Tournament.Status.SCHEDULED, Tournament.Status.RUNNING):
+        raise BadRequest(f"the tournament is {tournament.status} already", status=409)
+    live = tournaments.cancel(user, tournament)
+    return {"id": tournament.pk, "status": Tournament.Status.CANCELLED, "live_matches": len(live)}

@@ -54,6 +54,7 @@ import weakref
 from collections.abc import Awaitable
 
 from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
 from channels.exceptions import ChannelFull
@@ -62,11 +63,12 @@ from django.conf import settings
 
 from games.arena.bots.http_bots import json_too_deep
 from games.arena.bots.limits import TokenBucket
-from games.arena.models import Match
+from games.arena.models import Match, Tournament
 from games.arena.play import control, replay, tables
 from games.arena.play.arena import NO_ARENA, over_message
 from games.arena.play.presence import Watching
 from games.arena.play.runner import public_group, seat_group, table_group
+from games.arena.tournaments import schedule
 
 log = logging.getLogger("arena.web")
 
@@ -536,3 +538,114 @@ class MatchConsumer(AsyncJsonWebsocketConsumer):
             return  # still starting, or running: its views will come
         result = match["result"] if isinstance(match["result"], dict) else {}
         await self.match_over(over_message(match["status"], result.get("aborted")))
+
+
+# --- a tournament's live page ----------------------------------------------------------------------
+#: The least seconds between two standings a tournament page gets (and between two
+#: computations of a tournament's standings in this process).
+STANDINGS_EVERY_S = 1.0
+#: The longest message a tournament page sends: ``{"type": "ack"}``.
+MAX_ACK_BYTES = 64
+CLOSE_NOT_ACK = 4003
+
+
+class _Standings:
+    """The standings of the tournaments watched in this process, computed at most once per
+    :data:`STANDINGS_EVERY_S` per tournament however many pages watch it: ``{tournament id:
+    (when started, the computation)}``."""
+
+    latest: dict[int, tuple[float, asyncio.Future]] = {}
+
+    @classmethod
+    async def of(cls, tournament_id: int, not_before: float) -> dict | None:
+        """The tournament's :func:`~games.arena.web.tournaments.snapshot`, from a computation
+        started at ``not_before`` (loop time) or later: a change told at ``not_before`` is in it."""
+        from games.arena.web.tournaments import snapshot
+
+        loop = asyncio.get_running_loop()
+        entry = cls.latest.get(tournament_id)
+        if entry is None or entry[0] < not_before or (entry[1].done() and entry[1].exception() is not None):
+            if len(cls.latest) > 100:  # forget tournaments nobody asked about lately
+                cls.latest = {k: v for k, v in cls.latest.items() if v[0] > loop.time() - 60}
+            entry = cls.latest[tournament_id] = (loop.time(), asyncio.ensure_future(
+                database_sync_to_async(snapshot)(tournament_id)))
+        return await asyncio.shield(entry[1])
+
+
+class TournamentConsumer(AsyncJsonWebsocketConsumer):
+    """``/ws/tournaments/<id>/``: a tournament's live page.  Sends ``{"type":
+    "tournament.standings", "tournament": snapshot}`` (games/arena/web/tournaments.py) at
+    connect and after each ``tournament.changed`` its group (:func:`schedule.group`) is told,
+    at most once per :data:`STANDINGS_EVERY_S`, the standings computed in a worker thread.
+
+    Flow control: the next standings go out only once the page acknowledged the last with
+    ``{"type": "ack"}`` (changes meanwhile are gathered into one), so a page that does not
+    read costs one message, not an ever-growing send buffer.  The page sends nothing else:
+    anything but an ack of standings it was sent closes the socket (4003)."""
+
+    async def connect(self):
+        self.tournament_id = int(self.scope["url_route"]["kwargs"]["tournament_id"])
+        self.group = schedule.group(self.tournament_id)
+        self.outstanding = False     # standings sent, not yet acknowledged
+        self.changed_at: float | None = None  # loop time of the oldest change not yet sent
+        self.last_sent = float("-inf")
+        self.timer: asyncio.Task | None = None
+        exists = await database_sync_to_async(Tournament.objects.filter(pk=self.tournament_id).exists)()
+        if not exists:
+            await self.close(code=4404)
+            return
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        self.changed_at = asyncio.get_running_loop().time()
+        await self._send_standings()
+
+    async def disconnect(self, code):
+        if getattr(self, "timer", None) is not None:
+            self.timer.cancel()
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data=None, bytes_data=None):
+        if not (self.outstanding and _is_ack_only(text_data)):
+            await self.close(code=CLOSE_NOT_ACK, reason="this socket takes only an ack of the standings it sent")
+            return
+        self.outstanding = False
+        self._plan()
+
+    async def tournament_changed(self, event):
+        if self.changed_at is None:
+            self.changed_at = asyncio.get_running_loop().time()
+        self._plan()
+
+    def _plan(self) -> None:
+        """Send the standings when a change waits, the page has acknowledged the last ones and
+        :data:`STANDINGS_EVERY_S` has passed since."""
+        if self.changed_at is None or self.outstanding or self.timer is not None:
+            return
+        wait = self.last_sent + STANDINGS_EVERY_S - asyncio.get_running_loop().time()
+        self.timer = asyncio.ensure_future(self._send_after(max(wait, 0.0)))
+
+    async def _send_after(self, wait: float) -> None:
+        await asyncio.sleep(wait)
+        self.timer = None
+        await self._send_standings()
+
+    async def _send_standings(self) -> None:
+        changed_at, self.changed_at = self.changed_at, None
+        self.last_sent = asyncio.get_running_loop().time()
+        data = await _Standings.of(self.tournament_id, changed_at)
+        if data is None:  # deleted meanwhile
+            await self.close(code=4404)
+            return
+        self.outstanding = True
+        await self.send_json({"type": "tournament.standings", "tournament": data})
+
+
+def _is_ack_only(text: str | None) -> bool:
+    """Whether a tournament page's message is ``{"type": "ack"}`` (at most :data:`MAX_ACK_BYTES`)."""
+    if text is None or len(text) > MAX_ACK_BYTES:
+        return False
+    try:
+        return json.loads(text) == {"type": "ack"}
+    except ValueError:
+        return False

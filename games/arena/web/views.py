@@ -294,19 +294,9 @@ def create_table(request, game: str):
     error = None
     if request.method == "POST":
         _take_nickname(request)
-        for f in spec.config_fields:
-            if f.kind == "bool":
-                values[f.key] = request.POST.get(f.key) == "on"
-                continue
-            if f.kind == "choice":  # table_config refuses a value that is not a choice
-                values[f.key] = request.POST.get(f.key, f.default)
-                continue
-            try:
-                values[f.key] = int(request.POST.get(f.key, f.default))
-            except ValueError:
-                error = f"{f.label} must be a whole number."
+        error = read_config(request.POST, spec, values)
         choices = [request.POST.get(f"seat{i}", default_other) for i in range(max_seats)]
-        pace, think, problem = _pace_and_think_time(request.POST, spec)
+        pace, think, problem = pace_and_think_time(request.POST, spec)
         error = error or problem
         shown_think = think if think is not None else request.POST.get("think_s", "")[:12]  # as typed, if refused
         creator = creator_key(request)
@@ -335,7 +325,26 @@ def create_table(request, game: str):
     })
 
 
-def _pace_and_think_time(post, spec) -> tuple[float, int | None, str | None]:
+def read_config(post, spec, values: dict) -> str | None:
+    """Read ``spec``'s configuration fields from a form's ``post`` into ``values`` (a box
+    ticked: True; a choice as sent, which ``GameSpec.table_config`` checks; a number as an
+    int); returns the error for a number that is not a whole number, else None.  The
+    create-table and new-tournament forms share it (``templates/arena/_config_fields.html``)."""
+    error = None
+    for f in spec.config_fields:
+        if f.kind == "bool":
+            values[f.key] = post.get(f.key) == "on"
+        elif f.kind == "choice":
+            values[f.key] = post.get(f.key, f.default)
+        else:
+            try:
+                values[f.key] = int(post.get(f.key, f.default))
+            except ValueError:
+                error = f"{f.label} must be a whole number."
+    return error
+
+
+def pace_and_think_time(post, spec) -> tuple[float, int | None, str | None]:
     """The create-table form's ``pace`` (one of :data:`tables.PACES`' seconds; a request
     without it, as scripts written before the field send, plays at full speed as tables
     did then) and ``think_s`` (whole seconds from :data:`tables.MIN_THINK_S` to
