@@ -59,11 +59,12 @@
       var name = el("td", null, "name");
       if (r.bot_url) { var a = el("a", r.name); a.href = r.bot_url; name.appendChild(a); } else name.textContent = r.name;
       tr.appendChild(name);
-      tr.appendChild(el("td", r.games, "num"));
+      // The statistic and its interval next to the points: on a phone they show first.
       tr.appendChild(el("td", points(r.points), "num"));
-      tr.appendChild(el("td", r.wins + "-" + r.draws + "-" + r.losses, "num"));
       tr.appendChild(el("td", num(r.stat, digits), "num"));
       tr.appendChild(el("td", r.low === null ? "–" : num(r.low, digits) + " to " + num(r.high, digits), "num"));
+      tr.appendChild(el("td", r.games, "num"));
+      tr.appendChild(el("td", r.wins + "-" + r.draws + "-" + r.losses, "num"));
       tr.appendChild(el("td", r.forfeits, "num"));
       tr.appendChild(el("td", r.forced, "num"));
       body.appendChild(tr);

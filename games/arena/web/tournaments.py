@@ -152,12 +152,16 @@ def create(user, fields: dict) -> Tournament:
 
 
 # --- watching ------------------------------------------------------------------------------------
-def _result_text(spec, config: dict, sides: list, names: dict[int, str], match: Match) -> str:
+def _result_text(spec, config: dict, sides: list, names: dict[int, str], match: Match,
+                 replayed: bool = False) -> str:
     """A finished match's result in words: "Probability bot won (1–0)", "draw (2–2)", a
-    cooperative game's "score 21"; an aborted one's reason; else its status."""
+    cooperative game's "score 21"; an aborted one's reason (and, with ``replayed``, that its
+    planned game was played again from its seed); else its status."""
     result = match.result if isinstance(match.result, dict) else {}
     if match.status == Match.Status.ABORTED:
-        return f"aborted: {result.get('aborted') or 'no result'}"
+        reason = result.get("aborted") or "no result"
+        # schedule.py: a planned game without a live match is made again, on its seed
+        return f"aborted: {reason}" + ("; played again from the same seed" if replayed else "")
     if match.status != Match.Status.FINISHED:
         return str(Match.Status(match.status).label)
     seats = schedule.sides_of(spec, config)
@@ -183,11 +187,16 @@ def match_rows(tournament: Tournament, limit: int = MATCHES_SHOWN) -> tuple[int,
     spec = registry.get(tournament.game)
     names = dict(tournament.entrants.values_list("index", "display_name"))
     matches = Match.objects.filter(tournament_game__tournament=tournament)
+    shown = list(matches.select_related("tournament_game").order_by("-pk")[:limit])
+    again = set(matches.filter(tournament_game__in=[m.tournament_game_id for m in shown
+                                                    if m.status == Match.Status.ABORTED])
+                .exclude(status=Match.Status.ABORTED).values_list("tournament_game_id", flat=True))
     rows = [{"id": m.pk, "status": m.status, "round": m.tournament_game.round,
              "entrants": [names.get(e, "?") for e in m.tournament_game.sides],
-             "result": _result_text(spec, tournament.config, m.tournament_game.sides, names, m),
+             "result": _result_text(spec, tournament.config, m.tournament_game.sides, names, m,
+                                    replayed=m.tournament_game_id in again),
              "url": reverse("match", args=[m.pk])}
-            for m in matches.select_related("tournament_game").order_by("-pk")[:limit]]
+            for m in shown]
     return matches.count(), rows
 
 
