@@ -274,7 +274,7 @@ async def test_an_arena_that_dies_mid_tournament_leaves_the_rest_to_another_with
 
 
 async def test_cancelling_stops_its_live_matches_and_keeps_the_finished_ones():
-    t = await sync_to_async(schedule.create)(game="liars_dice", config={"players": 2, "dice": 5, "games": 3},
+    t = await sync_to_async(schedule.create)(game="liars_dice", config={"players": 2, "dice": 5, "games": 9},
                                              format="round_robin", entrants=builtins("liars_dice", 2),
                                              per_pairing=50, at_once=2, pace_s=0.01)
     arena = await started_arena()
@@ -288,11 +288,11 @@ async def test_cancelling_stops_its_live_matches_and_keeps_the_finished_ones():
         made = await sync_to_async(Match.objects.filter(tournament_game__tournament=t).count)()
         live = await sync_to_async(schedule.cancel)(t.pk, "cancelled by its organiser")
         assert live
-        await arena.sweep()
-        for _ in range(200):
+        for _ in range(400):  # the arena's next full turn (within SWEEP_S) stops them
+            await arena.sweep()
             if not arena.tasks:
                 break
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(0.025)
         await arena.sweep()  # nothing more is made
         ends = await sync_to_async(lambda: list(Match.objects.filter(tournament_game__tournament=t).values_list(
             "pk", "status", "result")))()

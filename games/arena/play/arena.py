@@ -87,6 +87,10 @@ class Arena(Seating, Running):
         self._more_work = False
         #: Some tournament runs (schedule.step said so): each match's end sweeps again at once.
         self._tournaments = False
+        self._recovered_at = float("-inf")  # loop time of the sweep's last recovery
+        #: Set (and replaced) whenever this arena made tournament matches: the entrants waiting
+        #: for their next match's seat (seating.TOURNAMENT_WAIT) look again at once.
+        self.tournament_tables = asyncio.Event()
         self._told_tournament: dict[int, float] = {}  # tournament id -> when its pages were last told
         self._tell_later: set[int] = set()  # tournaments whose pages are told when their second is over
         self._sweep_now = asyncio.Event()
@@ -427,12 +431,19 @@ class Arena(Seating, Running):
         lived; tables.claim_tables_to_start), giving back those that do not start."""
         for match_id, reason in list(self.unrecorded_aborts.items()):
             await self._record_abort(match_id, reason, self._unrecorded_runs.get(match_id))
-        await self._recover()
+        # Recovery at most every SWEEP_S: the sweeps a match's end brings on (a table waiting,
+        # a tournament's next match) would otherwise pay its three round trips each time.
+        now = asyncio.get_running_loop().time()
+        full = now - self._recovered_at >= SWEEP_S
+        if full:
+            self._recovered_at = now
+            await self._recover()
         # At most ARENA_CLAIM_RUNNING matches at once from claims: the rest stays in the
         # database for an arena with room (another, or this one when a match ends).
         room = self.claim_running - len(self.tasks)
         if room <= 0:
             self._more_work = True
+            await self._tournament_turn(0, full)  # no room, but forfeits, stops and ends still
             return
         claimed = await sync_to_async(tables.claim_tables_to_start)(self.name, self.lease_s, limit=room)
         self._more_work = len(claimed) == room
@@ -441,14 +452,18 @@ class Arena(Seating, Running):
         # sweep starts it.  The claimed tables start side by side: one after another, each
         # start's database round trips kept the arena to about a hundred starts a second.
         await asyncio.gather(*(self._start_claimed(match_id) for match_id in claimed))
-        await self._tournament_turn(room - len(claimed))
+        await self._tournament_turn(room - len(claimed), full)
 
-    async def _tournament_turn(self, room: int) -> None:
+    async def _tournament_turn(self, room: int, full: bool = True) -> None:
         """This arena's turn at the tournaments (games/arena/tournaments/schedule.py): start the
         matches it made (at most ``room``), cancel overdue entrants' tables and record their
-        forfeits, and end the live matches of a tournament that stopped early."""
-        work = await sync_to_async(schedule.step)(self.name, self.lease_s, max(room, 0))
+        forfeits, and end the live matches of a tournament that stopped early (``full``:
+        the periodic turn; else the quick turn a match's end brings on, schedule.step)."""
+        work = await sync_to_async(schedule.step)(self.name, self.lease_s, max(room, 0), full=full)
         self._tournaments = work.running
+        if work.made:
+            made, self.tournament_tables = self.tournament_tables, asyncio.Event()
+            made.set()
         for match_id, reason, absent in work.forfeits:
             try:
                 await self.cancel(match_id, reason)

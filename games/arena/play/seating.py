@@ -29,7 +29,8 @@ log = logging.getLogger("arena")
 
 #: What a claim answers for a tournament's entrant whose next match is not made yet.
 TOURNAMENT_WAIT = object()
-#: Seconds between two looks for such an entrant's seat.
+#: Seconds between two looks for such an entrant's seat, unless this arena makes tournament
+#: matches sooner (``Arena.tournament_tables``).
 TOURNAMENT_LOOK_S = 0.5
 
 
@@ -120,6 +121,7 @@ class Seating:
         are open elsewhere (bridge's ``JOIN-M NEW``)."""
         spec = registry.get(game)
         while True:
+            made = self.tournament_tables  # taken first: a match made while it claims wakes it
             seat = await self._queued(endpoint, lambda: self._claim(game, spec, endpoint, config, auto,
                                                                     unique_name, index, new_table))
             if seat is not TOURNAMENT_WAIT:
@@ -128,7 +130,10 @@ class Seating:
             # at_once, its Swiss round): it waits here, connected, instead of playing at an
             # automatic table, and looks again after each sweep.
             self._sweep_now.set()
-            await asyncio.sleep(TOURNAMENT_LOOK_S)
+            try:
+                await asyncio.wait_for(made.wait(), TOURNAMENT_LOOK_S)
+            except asyncio.TimeoutError:
+                pass  # another arena may have made it
         if seat is None:
             return None
         if seat.pk in self.waiting:

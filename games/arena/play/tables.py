@@ -140,7 +140,8 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
                  *, auto: bool = False, omniscient: bool = False, creator_key: str = "",
                  verified_only: bool = False, pace_s: float = 0.0, think_s: int | None = None,
                  owner: str = "", lease_s: float = 0.0, seed: int | None = None,
-                 tournament_game_id: int | None = None, rated: bool = True) -> Match:
+                 tournament_game_id: int | None = None, rated: bool = True,
+                 known_bots: dict[int, RegisteredBot] | None = None) -> Match:
     """Create an open table.
 
     ``seat_choices[i]`` is ``"me"``, ``"open_human"``, ``"open_bot"``, ``"builtin:<name>"`` or
@@ -163,7 +164,8 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     may take a seat there before that bot does); empty: no arena holds it.
     ``seed``: the match's seed (a tournament's deal), else a random one;
     ``tournament_game_id``: the tournament game it plays (games/arena/tournaments/schedule.py);
-    ``rated``: whether its result feeds the ratings.
+    ``rated``: whether its result feeds the ratings; ``known_bots``: registered bots by id
+    already read (a tournament's entrants), not read again.
     """
     spec = registry.get(game)
     config = spec.table_config(config)
@@ -195,7 +197,10 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
             seats.append(Seat(index=index, kind=Seat.Kind.BUILTIN, builtin_bot=name, occupied=True,
                               display_name=spec.builtin_bots[name][0]))
         elif choice.startswith(REGISTERED_PREFIX) and spec.doors:
-            bot = RegisteredBot.objects.filter(game=game, pk=choice[len(REGISTERED_PREFIX):].strip() or 0).first()
+            key = choice[len(REGISTERED_PREFIX):].strip()
+            bot = (known_bots or {}).get(int(key)) if key.isdigit() else None
+            if bot is None or bot.game != game:
+                bot = RegisteredBot.objects.filter(game=game, pk=key or 0).first()
             if bot is None:
                 raise ValueError("That registered bot does not exist (any more).")
             if not may_seat(bot, sitter):

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from games.arena import registry
-from games.arena.models import ArenaProcess, Entrant, Match, RegisteredBot, Tournament, TournamentGame
+from games.arena.models import ArenaProcess, Entrant, Match, RegisteredBot, Seat, Tournament, TournamentGame
 from games.arena.play import tables
 from games.arena.tournaments import formats, standings
 
@@ -228,49 +228,89 @@ def _connects(spec, entrant: Entrant) -> bool:
     return entrant.registered_bot_id is not None and not spec.calls_bots
 
 
-def _make_matches(tournament: Tournament, owner: str, lease_s: float, room: int, arenas: int) -> list[int]:
+def _make_matches(tournament: Tournament, owner: str, lease_s: float, room: int, arenas: int,
+                  work: "Work") -> int:
     """Up to ``room`` matches for ``tournament``'s next planned games (its row locked), and
-    no more than ``owner``'s share of its ``at_once`` among ``arenas`` live arenas; returns
-    the ids of those made ``owner``'s to start now."""
-    live = Match.objects.filter(tournament_game__tournament=tournament, status__in=LIVE)
+    no more than ``owner``'s share of its ``at_once`` among ``arenas`` live arenas; those made
+    ``owner``'s to start now go to ``work.start``, and ``work.made`` counts them all.
+    Returns how many were made."""
+    spec = registry.get(tournament.game)
+    entrants = {e.index: e for e in tournament.entrants.select_related("registered_bot")}
+    connecting = any(_connects(spec, e) for e in entrants.values())
+    counts = Match.objects.filter(tournament_game__tournament=tournament, status__in=LIVE).aggregate(
+        live=Count("pk"), open=Count("pk", filter=Q(status=Match.Status.OPEN)),
+        mine=Count("pk", filter=Q(owner=owner)))
     # Each of the live arenas takes its share of the tournament's matches at once, so that
     # the first to look does not take every slot while the others idle.
     share = -(-tournament.at_once // max(arenas, 1))
-    free = min(tournament.at_once - live.count(), share - live.filter(owner=owner).count(), room)
+    free = min(tournament.at_once - counts["live"], share - counts["mine"], room)
+    if connecting:
+        # Tables for entrants that connect are made ahead, at_once of them besides those
+        # running: a bot that connects again after its match finds its next seat at once
+        # (how many run at once is then also bounded by its connections).
+        free = min(tournament.at_once - counts["open"], room)
     if free <= 0:
-        return []
+        return 0
     games = list(_undone(tournament).order_by("number")[:free])
     if not games:
-        return []
-    spec = registry.get(tournament.game)
-    entrants = {e.index: e for e in tournament.entrants.all()}
+        return 0
+    bots = {e.registered_bot_id: e.registered_bot for e in entrants.values() if e.registered_bot_id}
     sitter = tables.Sitter(name="", user_id=tournament.created_by_id)
     think = None if tournament.think_s is None else int(tournament.think_s)
-    mine = []
     for g in games:
         waits = any(_connects(spec, entrants[i]) for i in g.sides)
         match = tables.create_table(
             tournament.game, tournament.config, _seat_choices(spec, tournament.config, g.sides, entrants), sitter,
             pace_s=tournament.pace_s, think_s=think, seed=deal_seed(tournament.seed, g.deal),
-            tournament_game_id=g.pk, rated=tournament.rated,
+            tournament_game_id=g.pk, rated=tournament.rated, known_bots=bots,
             owner="" if waits else owner, lease_s=lease_s)
         if not waits:
-            mine.append(match.pk)
-    return mine
+            work.start.append(match.pk)
+    work.made += len(games)
+    return len(games)
+
+
+#: Tournament id -> when this process last looked for its overdue entrants.
+_overdue_looked: dict[int, datetime] = {}
+#: Seconds between two such looks (the forfeit comes at most this late).
+OVERDUE_LOOK_S = 1.0
+
+
+def _may_be_overdue(tournament: Tournament, now: datetime) -> bool:
+    """Whether to look for ``tournament``'s overdue entrants now: only if it has an entrant
+    that connects (built-in bots and bots the server calls are never late), at most every
+    :data:`OVERDUE_LOOK_S` in this process."""
+    last = _overdue_looked.get(tournament.pk)
+    if last is not None and (now - last).total_seconds() < OVERDUE_LOOK_S:
+        return False
+    if len(_overdue_looked) > 1000:
+        _overdue_looked.clear()
+    _overdue_looked[tournament.pk] = now
+    return not registry.get(tournament.game).calls_bots and tournament.entrants.filter(
+        registered_bot__isnull=False).exists()
 
 
 def _overdue(tournament: Tournament, now: datetime) -> list[tuple[int, str, list[int]]]:
     """Open matches of ``tournament`` older than its ``wait_s`` whose seats are not all
-    taken: ``(match id, reason, absent entrant indices)``."""
+    taken: ``(match id, reason, absent entrant indices)``.  An entrant playing another of its
+    matches, or whose last one ended within the wait, is not absent (its table was made
+    ahead, :func:`_make_matches`)."""
     spec = registry.get(tournament.game)
     sides = sides_of(spec, tournament.config)
     names = {e.index: e.display_name for e in tournament.entrants.all()}
     out = []
-    late = Match.objects.filter(tournament_game__tournament=tournament, status=Match.Status.OPEN,
-                                created_at__lt=now - timedelta(seconds=tournament.wait_s))
+    since = now - timedelta(seconds=tournament.wait_s)
+    mine = Match.objects.filter(tournament_game__tournament=tournament)
+    late = mine.filter(status=Match.Status.OPEN, created_at__lt=since)
+    busy = None  # entrants playing, or done playing within the wait: a table made ahead waits for them
     for match in late.select_related("tournament_game").prefetch_related("seats"):
         empty = {s.index for s in match.seats.all() if not s.occupied}
         absent = [entrant for entrant, seats in zip(match.tournament_game.sides, sides) if empty & set(seats)]
+        if absent and busy is None:
+            recent = mine.filter(Q(status=Match.Status.RUNNING) | Q(status=Match.Status.FINISHED,
+                                                                     finished_at__gte=since))
+            busy = {e for g in recent.values_list("tournament_game__sides", flat=True) for e in g}
+        absent = [entrant for entrant in absent if entrant not in busy]
         if absent:
             who = " and ".join(names[i] for i in absent)
             out.append((match.pk, f"{who} did not connect within {tournament.wait_s:g} s: forfeit", absent))
@@ -282,6 +322,10 @@ def entrant_waits(game: str, bot_id: int) -> bool:
     running (or due) tournament with a game still to play (planned and not done, or a Swiss
     round still to pair): it then waits for that match's seat (the arena's seating) rather
     than playing at an automatic table."""
+    # A seat held for it at an open table (made after its claim looked): it claims again.
+    if Seat.objects.filter(registered_bot_id=bot_id, reserved=True, occupied=False, match__game=game,
+                           match__status=Match.Status.OPEN).exists():
+        return True
     due = Q(tournament__status=Tournament.Status.RUNNING) | Q(tournament__status=Tournament.Status.SCHEDULED,
                                                              tournament__starts_at__lte=timezone.now())
     entries = Entrant.objects.filter(due, registered_bot_id=bot_id, tournament__game=game).select_related("tournament")
@@ -316,23 +360,35 @@ class Work:
     stop: list[tuple[int, str]]               # live matches of a tournament that ended: cancel them
     running: bool                             # some tournament still runs (sweep again when a match ends)
     touched: list[int] = field(default_factory=list)  # tournaments this turn looked at (their pages refresh)
+    made: int = 0                             # matches made, this arena's or for connecting entrants
 
 
-def step(owner: str, lease_s: float, room: int, now: datetime | None = None) -> Work:
+#: The live arenas a full step counted (a quick one uses the last count).
+_arenas_seen = 1
+
+
+def step(owner: str, lease_s: float, room: int, now: datetime | None = None, full: bool = True) -> Work:
     """One arena's turn at every tournament: start those due, make matches for running ones
     (at most ``room`` in all), find overdue entrants, pair the next Swiss round, finish those
     whose plan is played, stop a decided match-up early.  Each tournament under its own row
-    lock, skipped if another arena holds it now."""
+    lock, skipped if another arena holds it now.  Not ``full`` (the turn a match's end brings
+    on, many a second): without the look for live matches of ended tournaments, the count of
+    live arenas and the overdue entrants, which the periodic full turns do."""
+    global _arenas_seen
     now = now or timezone.now()
     work = Work([], [], [], False)
-    # Live matches of a tournament that ended (cancelled, or stopped early by another arena).
-    ended = Match.objects.filter(status__in=LIVE, tournament_game__tournament__status__in=[
-        Tournament.Status.FINISHED, Tournament.Status.CANCELLED])
-    work.stop += [(pk, note or CANCELLED) for pk, note in ended.values_list("pk", "tournament_game__tournament__note")]
+    if full:
+        # Live matches of a tournament that ended (cancelled, or stopped early by another arena).
+        ended = Match.objects.filter(status__in=LIVE, tournament_game__tournament__status__in=[
+            Tournament.Status.FINISHED, Tournament.Status.CANCELLED])
+        work.stop += [(pk, note or CANCELLED)
+                      for pk, note in ended.values_list("pk", "tournament_game__tournament__note")]
     due = Tournament.objects.filter(Q(status=Tournament.Status.RUNNING) |
                                     Q(status=Tournament.Status.SCHEDULED, starts_at__lte=now))
     ids = list(due.order_by("pk").values_list("pk", flat=True))
-    arenas = ArenaProcess.objects.filter(alive_until__gt=now).count() if ids else 1
+    if full and ids:
+        _arenas_seen = ArenaProcess.objects.filter(alive_until__gt=now).count()
+    arenas = _arenas_seen
     for pk in ids:
         work.running = True
         with tables.claiming():
@@ -343,20 +399,20 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None) -> 
             work.touched.append(pk)
             if tournament.status == Tournament.Status.SCHEDULED:
                 _start(tournament)
-            work.forfeits += _overdue(tournament, now)
+            if full and _may_be_overdue(tournament, now):
+                work.forfeits += _overdue(tournament, now)
             decided = _decided(tournament)
             if decided:
                 _end(tournament, Tournament.Status.FINISHED, decided)
                 work.stop += [(m, STOPPED_EARLY) for m in _live(tournament)]
                 continue
-            made = _make_matches(tournament, owner, lease_s, room - len(work.start), arenas)
-            work.start += made
+            made = _make_matches(tournament, owner, lease_s, room - len(work.start), arenas, work)
             if made or _live(tournament) or _undone(tournament).exists():
                 continue
             if tournament.format == Tournament.Format.SWISS and tournament.round < tournament.rounds:
                 _pair_swiss_round(tournament)
                 tournament.save(update_fields=["round"])
-                work.start += _make_matches(tournament, owner, lease_s, room - len(work.start), arenas)
+                _make_matches(tournament, owner, lease_s, room - len(work.start), arenas, work)
             else:
                 _end(tournament, Tournament.Status.FINISHED, "")
     return work
