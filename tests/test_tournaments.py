@@ -285,9 +285,9 @@ async def test_cancelling_stops_its_live_matches_and_keeps_the_finished_ones():
                                                         status=Match.Status.FINISHED).count)() >= 1 and arena.tasks:
                 break
             await asyncio.sleep(0.02)
-        made = await sync_to_async(Match.objects.filter(tournament_game__tournament=t).count)()
         live = await sync_to_async(schedule.cancel)(t.pk, "cancelled by its organiser")
         assert live
+        made = await sync_to_async(Match.objects.filter(tournament_game__tournament=t).count)()
         for _ in range(400):  # the arena's next full turn (within SWEEP_S) stops them
             await arena.sweep()
             if not arena.tasks:
