@@ -8,11 +8,13 @@ import asyncio
 import csv
 import io
 import re
+from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
+from django.utils import timezone
 
 from games.arena.models import Match, RegisteredBot, Tournament
 from games.arena.play import tables
@@ -149,6 +151,26 @@ def test_the_api_creates_a_tournament_with_a_personal_token(client, people):
     assert (tournament.per_pairing, tournament.pace_s) == (3, 0.5)
     listing = client.get("/api/tournaments/").json()
     assert listing["count"] == 1 and listing["results"][0]["name"] == "Liar's Dice round robin"
+
+
+@pytest.mark.django_db
+def test_the_api_enters_a_bot_before_the_start_and_refuses_once_it_runs(client, people):
+    token = make_token(client, people[0])
+    later = (timezone.now() + timedelta(hours=1)).isoformat()
+    status, body = post(client, "/api/tournaments/", {**API_BODY, "starts_at": later}, token)
+    assert status == 201, body
+    url = f"/api/tournaments/{body['id']}/entrants"
+    assert post(client, url, {"entrant": "builtin:random"}) == (
+        401, {"error": "this needs your API token (Authorization: Bearer <token>; make one on the Bots page)"})
+    assert post(client, url, {"entrant": "builtin:random"}, token) == (
+        201, {"tournament": body["id"], "entrant": 2, "name": "Random bot (3)", "first_round": 1})
+    assert post(client, url, {"entrant": "builtin:nobody"}, token) == (
+        400, {"error": "Liar's Dice has no built-in bot 'nobody'."})
+    Tournament.objects.filter(pk=body["id"]).update(status=Tournament.Status.RUNNING)
+    status, refused = post(client, url, {"entrant": "builtin:probability"}, token)
+    assert status == 400 and "before the start" in refused["error"]
+    assert post(client, "/api/tournaments/999/entrants", {"entrant": "builtin:random"}, token)[0] == 404
+    assert Tournament.objects.get(pk=body["id"]).entrants.count() == 3
 
 
 @pytest.mark.django_db

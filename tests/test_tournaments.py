@@ -307,3 +307,34 @@ async def test_cancelling_stops_its_live_matches_and_keeps_the_finished_ones():
     assert stopped and all(pk in live and result == {"aborted": "cancelled by its organiser"} for pk, result in stopped)
     t = await sync_to_async(Tournament.objects.get)(pk=t.pk)
     assert (t.status, t.note) == (Tournament.Status.CANCELLED, "cancelled by its organiser")
+
+
+async def test_entrants_join_before_the_start_and_late_into_a_swiss_until_half_its_rounds():
+    later = timezone.now() + timedelta(hours=1)
+    rr = await sync_to_async(schedule.create)(game="liars_dice", config=CONFIGS["liars_dice"], format="round_robin",
+                                              entrants=builtins("liars_dice", 2), starts_at=later)
+    joined = await sync_to_async(schedule.join)(rr.pk, "builtin:random", None)
+    assert (joined.index, joined.display_name, joined.joined_round) == (2, "Random bot (3)", 1)
+    swiss = await sync_to_async(schedule.create)(game="liars_dice", config=CONFIGS["liars_dice"], format="swiss",
+                                                 entrants=builtins("liars_dice", 4), rounds=4, late_join=True,
+                                                 at_once=2)
+    arena = await started_arena()
+    try:
+        await arena.sweep()  # the Swiss starts: round 1 paired and being played
+        late = await sync_to_async(schedule.join)(swiss.pk, "builtin:probability", None)
+        assert late.joined_round == 2
+        with pytest.raises(ValueError, match="before the start"):  # a round robin's plan is fixed
+            await sync_to_async(Tournament.objects.filter(pk=rr.pk).update)(status=Tournament.Status.RUNNING)
+            await sync_to_async(schedule.join)(rr.pk, "builtin:probability", None)
+        swiss = await run_to_end(arena, swiss.pk)
+        with pytest.raises(ValueError, match="half its rounds"):
+            await sync_to_async(schedule.join)(swiss.pk, "builtin:random", None)
+    finally:
+        await arena.stop()
+    games = await sync_to_async(lambda: list(TournamentGame.objects.filter(tournament=swiss)))()
+    assert all(late.index not in g.sides for g in games if g.round == 1)
+    assert sum(1 for g in games if late.index in g.sides) == 3  # rounds 2-4: a match or the bye
+    table = await sync_to_async(standings.compute)(swiss)
+    row = next(r for r in table.rows if r.entrant == late.index)
+    byes = sum(1 for g in games if g.forfeit and g.sides == [late.index])
+    assert row.points == pytest.approx(0.5 + row.wins + byes + 0.5 * row.draws)

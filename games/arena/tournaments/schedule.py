@@ -156,6 +156,46 @@ def create(*, game: str, config: dict, format: str, entrants: list[str], name: s
     return tournament
 
 
+def join(tournament_id: int, choice: str, user_id: int | None) -> Entrant:
+    """Enter ``choice`` (as :func:`create` takes entrants) into a tournament: any tournament
+    before it starts; a Swiss with ``late_join`` until half its rounds are played (lichess's
+    rule), the late entrant's missed rounds counting half a point each (standings.py).  A
+    registered bot may be entered by its owner, or by anyone when its owner shares it.
+    Raises ``ValueError`` with the reason."""
+    with tables.claiming():
+        tournament = Tournament.objects.select_for_update().filter(pk=tournament_id).first()
+        if tournament is None:
+            raise ValueError(f"There is no tournament {tournament_id}.")
+        if tournament.status == Tournament.Status.SCHEDULED:
+            first_round = 1
+        elif (tournament.status == Tournament.Status.RUNNING and tournament.late_join
+              and tournament.format == Tournament.Format.SWISS and tournament.round < tournament.rounds / 2):
+            first_round = tournament.round + 1
+        else:
+            raise ValueError("Entrants may join before the start, or a running Swiss tournament that allows late "
+                             "entry until half its rounds are played.")
+        spec = registry.get(tournament.game)
+        count = tournament.entrants.count()
+        if count >= MAX_ENTRANTS:
+            raise ValueError(f"A tournament has at most {MAX_ENTRANTS} entrants.")
+        entrant = _entrant(spec, choice, user_id, count)
+        if entrant.registered_bot_id and tournament.entrants.filter(registered_bot_id=entrant.registered_bot_id).exists():
+            raise ValueError(f"{entrant.display_name} has entered already.")
+        if entrant.builtin_bot and tournament.entrants.filter(builtin_bot=entrant.builtin_bot).exists():
+            entrant.display_name = f"{entrant.display_name} ({count + 1})"
+        if tournament.format == Tournament.Format.SWISS:
+            planned = tournament.rounds * ((count + 2) // 2)
+        else:
+            planned = len(_plan(tournament.format, count + 1, len(sides_of(spec, tournament.config)),
+                                tournament.per_pairing))
+        if planned > MAX_GAMES:
+            raise ValueError(f"With one more entrant the plan has {planned} matches; at most {MAX_GAMES}.")
+        entrant.tournament = tournament
+        entrant.joined_round = first_round
+        entrant.save()
+        return entrant
+
+
 def _plan(format: str, n: int, k: int, per_pairing: int) -> list[formats.Game]:
     if format == Tournament.Format.ROUND_ROBIN:
         return formats.round_robin(n, k, per_pairing)

@@ -69,7 +69,7 @@ from games.arena.models import Event as EventRow
 from games.arena.models import Match, Rating, RegisteredBot, Seat as SeatRow, Tournament
 from games.arena.play import analyses, details, replay
 from games.arena.ratings import leaderboard
-from games.arena.tournaments import standings
+from games.arena.tournaments import schedule, standings
 from games.arena.web import tournaments
 from games.arena.play.queries import (DONE, MAX_PAGE, PAGE_SIZE, FilterError, check_filters, finished_matches,
                                       page_number, detail_seats, seat_summary)
@@ -1000,6 +1000,40 @@ def tournament_csv(request, tournament_id: int = Path(..., description="The tour
     response = HttpResponse(standings.as_csv(standings.compute(tournament)), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="tournament-{tournament.pk}.csv"'
     return response
+
+
+class JoinIn(BaseModel):
+    """An entrant to add to a tournament."""
+    model_config = ConfigDict(extra="forbid")
+    entrant: str = Field(..., max_length=60, description='"builtin:<name>" or "registered:<id>" (yours, or shared '
+                                                          'by its owner).')
+
+
+class Joined(Out):
+    """The entrant added."""
+    tournament: int = Field(..., description="The tournament's id.")
+    entrant: int = Field(..., description="The new entrant's index.")
+    name: str = Field(..., description="Its name in the standings.")
+    first_round: int = Field(..., description="The first round it plays (a late Swiss entrant's missed rounds "
+                                              "count half a point each).")
+
+
+@api.post("/tournaments/{int:tournament_id}/entrants", url_name="tournament_join",
+          response={201: Joined, 400: Error, 401: Error, 404: Error},
+          operation_id="join_tournament", summary="Enter a bot into a tournament",
+          description="With your API token: any tournament before it starts, or a running Swiss tournament that "
+                      "allows late entry until half its rounds are played. 400 with the reason otherwise.")
+def tournament_join(request, body: JoinIn, tournament_id: int = Path(..., description="The tournament's id.")):
+    """Add an entrant (games/arena/tournaments/schedule.py: :func:`join`)."""
+    user = _token_user(request)
+    _tournament(tournament_id)
+    try:
+        entrant = schedule.join(tournament_id, body.entrant, user.pk)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+    tournaments.tell_pages(tournament_id)
+    return Status(201, {"tournament": tournament_id, "entrant": entrant.index, "name": entrant.display_name,
+                        "first_round": entrant.joined_round})
 
 
 @api.post("/tournaments/{int:tournament_id}/cancel", url_name="tournament_cancel",

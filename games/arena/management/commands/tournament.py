@@ -7,7 +7,7 @@
   every game's TCP doors, so bots may connect to them), with a progress bar and the running
   score; at the end the standings with their 95% intervals and each entrant's forced moves,
   as text or (``--json``) as JSON.  Ctrl-C cancels it cleanly and prints what was played.
-- ``show ID`` (``--json``, ``--csv``), ``list``, ``cancel ID``.
+- ``show ID`` (``--json``, ``--csv``), ``list``, ``join ID --entrant ...``, ``cancel ID``.
 
 Entrants: ``builtin:<name>`` (``manage.py tournament bots <game>`` lists them),
 ``registered:<id>`` (a registered bot: one the server calls, or one that connects with its
@@ -106,6 +106,9 @@ class Command(BaseCommand):
         p.add_argument("--json", action="store_true")
         p.add_argument("--csv", action="store_true")
         sub.add_parser("list", help="the tournaments")
+        p = sub.add_parser("join", help="enter a bot before the start (or late into a Swiss that allows it)")
+        p.add_argument("id", type=int)
+        p.add_argument("--entrant", required=True, help="builtin:<name>, registered:<id> or http:<url>")
         p = sub.add_parser("cancel", help="cancel a tournament (its finished matches stay)")
         p.add_argument("id", type=int)
         p = sub.add_parser("bots", help="a game's built-in bots")
@@ -213,6 +216,18 @@ class Command(BaseCommand):
     def _list(self, **_) -> None:
         for t in Tournament.objects.order_by("-pk")[:100]:
             self.stdout.write(f"{t.pk:6d}  {t.status:9s}  {t.game:10s}  {t.format:11s}  {t.name}")
+
+    def _join(self, id, entrant, **_) -> None:
+        t = Tournament.objects.filter(pk=id).first()
+        if t is None:
+            raise CommandError(f"no tournament {id}")
+        choice = _http_entrant(t.game, entrant[5:]) if entrant.startswith("http:") else entrant
+        try:
+            row = schedule.join(id, choice, t.created_by_id)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"{row.display_name} entered tournament {id} as entrant {row.index} "
+                          f"(from round {row.joined_round})")
 
     def _cancel(self, id, **_) -> None:
         live = schedule.cancel(id)
