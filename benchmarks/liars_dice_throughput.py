@@ -71,10 +71,11 @@ class Bot:
 
     __slots__ = ("sock", "rng", "buf", "requests", "round_overs")
 
-    def __init__(self, port: int, name: str, seed: int):
+    def __init__(self, port: int, name: str, seed: int, key: str | None = None):
         self.sock = socket.create_connection(("127.0.0.1", port))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock.sendall(json.dumps({"name": name}).encode() + b"\n")
+        hello = {"name": name} if key is None else {"name": name, "key": key}  # key: a registered bot's
+        self.sock.sendall(json.dumps(hello).encode() + b"\n")
         self.sock.setblocking(False)
         self.rng = random.Random(seed)
         self.buf = b""

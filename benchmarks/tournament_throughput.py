@@ -42,7 +42,6 @@ import os
 import resource
 import selectors
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -54,16 +53,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.figures import figure  # noqa: E402
+from benchmarks.arenas import load, pct  # noqa: E402
 from benchmarks.liars_dice_throughput import Bot  # noqa: E402
-
-
-def load() -> float:
-    return os.getloadavg()[0]
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))] if ordered else float("nan")
 
 
 def spread(values: list[float], digits: int = 2) -> str:
@@ -71,20 +62,6 @@ def spread(values: list[float], digits: int = 2) -> str:
 
 
 # --- the bots (grandchild): keyed connections, one match each ----------------------------------
-class KeyedBot(Bot):
-    """``liars_dice_throughput``'s scripted bot, connecting with a registered bot's key."""
-
-    def __init__(self, port: int, name: str, key: str, seed: int):
-        import random
-
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock.sendall(json.dumps({"name": name, "key": key}).encode() + b"\n")
-        self.sock.setblocking(False)
-        self.rng = random.Random(seed)
-        self.buf = b""
-        self.requests = 0
-        self.round_overs = 0
 
 
 def keyed_bots_main(port: int, keys: list[str], matches: int) -> None:
@@ -99,7 +76,7 @@ def keyed_bots_main(port: int, keys: list[str], matches: int) -> None:
         left -= 1
         live = 2
         for k, key in enumerate(keys):
-            bot = KeyedBot(port, f"entrant{k}", key, seed=left * 10 + k)
+            bot = Bot(port, f"entrant{k}", seed=left * 10 + k, key=key)
             sel.register(bot.sock, selectors.EVENT_READ, bot)
 
     t0 = time.perf_counter()
