@@ -338,3 +338,31 @@ async def test_entrants_join_before_the_start_and_late_into_a_swiss_until_half_i
     row = next(r for r in table.rows if r.entrant == late.index)
     byes = sum(1 for g in games if g.forfeit and g.sides == [late.index])
     assert row.points == pytest.approx(0.5 + row.wins + byes + 0.5 * row.draws)
+
+
+async def test_a_bot_the_server_calls_over_http_plays_its_tournament_matches(settings):
+    """Jass: a registered bot service is called as at any table, in every match of its entrant."""
+    from games.arena.bots import http_bots
+    from tests.jass_bot_service import BotService
+
+    http_bots._clients.clear()  # a client of another test's loop is not this one's
+    settings.ARENA = {**settings.ARENA, "JASS_BOT_DEADLINE": 2.0, "ROUND_PAUSE": 0.0}
+    service = BotService()
+    try:
+        user = await sync_to_async(get_user_model().objects.create)(username="kit-author")
+        bot = await sync_to_async(RegisteredBot.objects.create)(owner=user, game="jass", name="good",
+                                                               base_url=service.url("good"), path_style="kit")
+        t = await sync_to_async(schedule.create)(game="jass", config=CONFIGS["jass"], format="duplicate",
+                                                 entrants=[f"registered:{bot.pk}", "builtin:random"], per_pairing=1,
+                                                 created_by_id=user.pk)
+        arena = await started_arena()
+        try:
+            t = await run_to_end(arena, t.pk)
+        finally:
+            await arena.stop()
+    finally:
+        service.close()
+    table = await sync_to_async(standings.compute)(t)
+    rows = {r.name: r for r in table.rows}
+    assert rows["good"].games == 2 and rows["good"].forced == 0
+    assert {path for path, _ in service.calls} >= {"/good/action_play_card", "/good/game_info"}
