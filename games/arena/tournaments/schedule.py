@@ -245,11 +245,20 @@ def _pair_swiss_round(tournament: Tournament) -> None:
     tournament.round = next_round
 
 
-def _undone(tournament: Tournament):
+#: Tournament id -> the lowest planned game number that may still be undone, in this
+#: process: the search for the next games starts there rather than at the first of a plan of
+#: thousands (a full turn starts again from 0: a match aborted by a dead arena is undone again).
+_first_undone: dict[int, int] = {}
+
+
+def _undone(tournament: Tournament, from_hint: bool = False):
     """Its planned games that are neither done (a finished match, a forfeit) nor being
-    played (an open or running match)."""
+    played (an open or running match); with ``from_hint``, only from :data:`_first_undone`."""
     taken = Match.objects.filter(tournament_game=OuterRef("pk"), status__in=[*LIVE, Match.Status.FINISHED])
-    return tournament.games.filter(forfeit__isnull=True).filter(~Exists(taken))
+    games = tournament.games.filter(forfeit__isnull=True)
+    if from_hint:
+        games = games.filter(number__gte=_first_undone.get(tournament.pk, 0))
+    return games.filter(~Exists(taken))
 
 
 def _seat_choices(spec, config: dict, sides: list[int], entrants: dict[int, Entrant]) -> list[str]:
@@ -291,9 +300,12 @@ def _make_matches(tournament: Tournament, owner: str, lease_s: float, room: int,
         free = min(tournament.at_once - counts["open"], room)
     if free <= 0:
         return 0
-    games = list(_undone(tournament).order_by("number")[:free])
+    games = list(_undone(tournament, from_hint=True).order_by("number")[:free])
     if not games:
         return 0
+    if len(_first_undone) > 1000:
+        _first_undone.clear()
+    _first_undone[tournament.pk] = games[-1].number + 1
     bots = {e.registered_bot_id: e.registered_bot for e in entrants.values() if e.registered_bot_id}
     sitter = tables.Sitter(name="", user_id=tournament.created_by_id)
     think = None if tournament.think_s is None else int(tournament.think_s)
@@ -359,9 +371,9 @@ def _overdue(tournament: Tournament, now: datetime) -> list[tuple[int, str, list
 
 def entrant_waits(game: str, bot_id: int) -> bool:
     """Whether registered bot ``bot_id``, connected to play ``game``, is an entrant of a
-    running (or due) tournament with a game still to play (planned and not done, or a Swiss
-    round still to pair): it then waits for that match's seat (the arena's seating) rather
-    than playing at an automatic table."""
+    running (or due) tournament with games still to make (planned and not made, or a Swiss
+    round still to pair), or has a seat held at an open table: it then waits for a seat
+    (the arena's seating) rather than playing at an automatic table."""
     # A seat held for it at an open table (made after its claim looked): it claims again.
     if Seat.objects.filter(registered_bot_id=bot_id, reserved=True, occupied=False, match__game=game,
                            match__status=Match.Status.OPEN).exists():
@@ -375,7 +387,9 @@ def entrant_waits(game: str, bot_id: int) -> bool:
             return True
         if t.format == Tournament.Format.SWISS and t.round < t.rounds:
             return True
-        if any(entry.index in sides for sides in _undone(t).values_list("sides", flat=True)):
+        # Any game still to make: it waits for the tournament (one EXISTS, where reading the
+        # sides of thousands of planned games at every connect cost more than a match).
+        if _undone(t, from_hint=True).exists():
             return True
     return False
 
@@ -413,7 +427,8 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
     whose plan is played, stop a decided match-up early.  Each tournament under its own row
     lock, skipped if another arena holds it now.  Not ``full`` (the turn a match's end brings
     on, many a second): without the look for live matches of ended tournaments, the count of
-    live arenas and the overdue entrants, which the periodic full turns do."""
+    live arenas, the overdue entrants and the early stop's test, which the periodic full turns
+    do."""
     global _arenas_seen
     now = now or timezone.now()
     work = Work([], [], [], False)
@@ -437,17 +452,19 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
             if tournament is None:
                 continue
             work.touched.append(pk)
+            if full:
+                _first_undone.pop(pk, None)
             if tournament.status == Tournament.Status.SCHEDULED:
                 _start(tournament)
             if full and _may_be_overdue(tournament, now):
                 work.forfeits += _overdue(tournament, now)
-            decided = _decided(tournament)
+            decided = _decided(tournament) if full else ""  # the standings' read: a full turn's
             if decided:
                 _end(tournament, Tournament.Status.FINISHED, decided)
                 work.stop += [(m, STOPPED_EARLY) for m in _live(tournament)]
                 continue
             made = _make_matches(tournament, owner, lease_s, room - len(work.start), arenas, work)
-            if made or _live(tournament) or _undone(tournament).exists():
+            if made or _live(tournament) or _undone(tournament, from_hint=not full).exists():
                 continue
             if tournament.format == Tournament.Format.SWISS and tournament.round < tournament.rounds:
                 _pair_swiss_round(tournament)
