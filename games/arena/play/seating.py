@@ -175,13 +175,16 @@ class Seating:
             return seat, False
         auto_config = {**spec.auto_config(), **(config or {})}
         choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto_config))
+        index = index or 0
+        if not 0 <= index < len(choices):
+            return None, False
         # Never the "every hand" view: nobody asked for it, and the bots seated here could
-        # watch their own match.  Held by this arena from the first moment: another arena's
-        # bot could take its seat before ours, and then ours could not sit at it.
+        # watch their own match.  Held by this arena from the first moment, the bot seated
+        # in the same statements: another arena's bot could take its seat before ours.
         match = tables.create_table(game, auto_config, choices, None, auto=not new_table, pace_s=auto_pace(),
-                                    owner=self.name, lease_s=self.lease_s)
-        return tables.claim_bot_seat(game, endpoint.display_name, config, match.pk, bot_id=endpoint.bot_id,
-                                     index=index, owner=self.name, lease_s=self.lease_s), True
+                                    owner=self.name, lease_s=self.lease_s,
+                                    connected=(index, endpoint.display_name, endpoint.bot_id))
+        return match.created_seats[index], True
 
     def _wait_at(self, seat_id: int, match_id: int, endpoint: SeatEndpoint) -> None:
         """``endpoint`` took seat ``seat_id`` of table ``match_id``: it waits there for the

@@ -139,7 +139,7 @@ def may_seat(bot: RegisteredBot, sitter: Sitter | None) -> bool:
 def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitter | None,
                  *, auto: bool = False, omniscient: bool = False, creator_key: str = "",
                  verified_only: bool = False, pace_s: float = 0.0, think_s: int | None = None,
-                 owner: str = "", lease_s: float = 0.0) -> Match:
+                 owner: str = "", lease_s: float = 0.0, connected: tuple[int, str, int | None] | None = None) -> Match:
     """Create an open table.
 
     ``seat_choices[i]`` is ``"me"``, ``"open_human"``, ``"open_bot"``, ``"builtin:<name>"`` or
@@ -160,6 +160,10 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     ``owner``: the arena that holds the new table from its first moment, for ``lease_s``
     seconds (an automatic table it makes for a bot that connected to it: no other arena's bot
     may take a seat there before that bot does); empty: no arena holds it.
+    ``connected``: ``(seat index, name, registered bot id or None)`` of the connected bot the
+    table is made for, seated at once at that open bot seat as :func:`claim_bot_seat` would
+    seat it (in the same statements: a claim after the creation was a query and a
+    transaction more per table).  The seats written are in ``match.created_seats``.
     """
     spec = registry.get(game)
     config = spec.table_config(config)
@@ -204,6 +208,12 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
                                   display_name=bot.name))
         else:
             raise ValueError(f"Unknown seat choice {choice!r}")
+    if connected is not None:
+        index, name, bot_id = connected
+        seat = seats[index] if 0 <= index < len(seats) else None
+        if seat is None or seat.kind != Seat.Kind.PROTOCOL or seat.occupied or seat.reserved:
+            raise ValueError(f"seat {index} is not an open bot seat")
+        seat.occupied, seat.display_name, seat.registered_bot_id = True, name, bot_id
     if spec.unique_names and ME in seat_choices and any(
             s.display_name == sitter.name for s in seats if s.kind != Seat.Kind.HUMAN):
         raise ValueError(f"A player at this table is named {sitter.name} too, and {spec.title} tells its players "
@@ -220,6 +230,7 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
             seat.match = match
         _tell_seats_apart(match, seats)  # e.g. three "Random bot"s: (2), (3), (4)
         sql.insert(seats)
+    match.created_seats = seats
     return match
 
 
