@@ -110,15 +110,19 @@ class _AnyRow:
     """
 
     _MARKER = datetime(2001, 2, 3, 4, 5, 6, 789012, tzinfo=dt_timezone.utc)
+    #: Compiled queries kept (an arena has one name; a test process may start many).
+    MAX_KEPT = 64
 
     def __init__(self, build):
         self.build = build
         self._compiled: dict = {}
 
-    def __call__(self, owner: str, now: datetime, *variant) -> bool:
+    def __call__(self, owner: str, now: datetime | None, *variant) -> bool:
         key = (connection.vendor, owner, variant)
         compiled = self._compiled.get(key)
         if compiled is None:
+            if len(self._compiled) >= self.MAX_KEPT:
+                self._compiled.clear()
             query = self.build(owner, self._MARKER, *variant).query.exists()
             sql, params = query.get_compiler(connection=connection).as_sql()
             marker = connection.ops.adapt_datetimefield_value(self._MARKER)
@@ -131,7 +135,6 @@ class _AnyRow:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchone() is not None
-
 
 
 @dataclass
@@ -1013,7 +1016,8 @@ def claim_tables_to_start(owner: str, lease_s: float, limit: int = 50) -> list[i
     if not _ANY_STARTABLE(owner, None):  # the sweep's usual answer, without taking a lock
         return []
     with _claiming():
-        ids = list(_startable(owner).select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:limit])
+        startable = _startable(owner).select_for_update(skip_locked=True).order_by("pk")
+        ids = list(startable.values_list("pk", flat=True)[:limit])
         Match.objects.filter(pk__in=ids, owner="").update(owner=owner, lease_until=lease_end(lease_s))
     return ids
 
