@@ -49,6 +49,7 @@ def benchmarks(args) -> list[tuple[str, list[str], list[str], int]]:
         ("blokus", ["blokus_tcp_games.py"], ["blokus_tcp_games.py", "--games", "12", "--setup-games", "8",
                                              "--warmup", "8"], 900),
         ("scaled", ["scaled_moves.py"], ["scaled_moves.py", "--rounds", "1", "--games", "30"], 900),
+        ("idle_arena", ["idle_arena.py"], ["idle_arena.py", "--rounds", "1", "--seconds", "10"], 300),
         ("arenas", ["arenas.py"], ["arenas.py", "--rounds", "1", "--tables", "100", "--pairs", "8"], 1800),
         ("spectators", ["spectator_fanout.py"], ["spectator_fanout.py", "--duration", "5", "--runs", "1"], 1800),
         ("hanabi", ["hanabi_ws_games.py"], ["hanabi_ws_games.py", "--games", "5"], 900),

@@ -708,11 +708,13 @@ class BlokusClient(SeatEndpoint):
                 seat_id = await self.arena.seat_bot(GAME, self, {"variant": variant})
                 if seat_id is None:  # hung up before its turn came: nothing was written
                     return
-                # The database says which room, unless the match began with this join (its
-                # runner knows); how many players only when an admin is there to be told.
+                # The room: the runner's if the match began with this join, else the table
+                # the arena seated us at; the database only counts the players for admins.
                 match_id, players = self.match_id or self.listener.match_of(self), None
-                if match_id is None or self.listener.admins:
-                    match_id, players = await sync_to_async(_room_of_seat)(seat_id, bool(self.listener.admins))
+                if self.listener.admins:
+                    match_id, players = await sync_to_async(_room_of_seat)(seat_id)
+                elif match_id is None:
+                    match_id = await self.arena.match_of_seat(seat_id)
             elif kind == "joinPrepared":
                 reservation = self.listener.reservations.get(msg["code"])
                 if reservation is None:
@@ -986,14 +988,13 @@ def _parse_room_id(text: str) -> int | None:
     return int(text)
 
 
-def _room_of_seat(seat_id: int, count_players: bool) -> tuple[int, int | None]:
-    """(match id, occupied seats or None unless ``count_players``) of the table a seat
-    belongs to."""
+def _room_of_seat(seat_id: int) -> tuple[int | None, int]:
+    """(match id, occupied seats) of the table a seat belongs to (what admins are told)."""
     from games.arena.models import Seat
     from games.arena.play import tables
 
     match_id = tables.match_of_seat(seat_id)
-    players = Seat.objects.filter(match_id=match_id, occupied=True).count() if count_players else None
+    players = Seat.objects.filter(match_id=match_id, occupied=True).count()
     return match_id, players
 
 

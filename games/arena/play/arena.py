@@ -228,23 +228,33 @@ class Arena(Seating, Running):
             self.waiting.pop(seat_id).close(None)
 
     async def _recover(self, starting: bool = False) -> None:
-        """What dead arenas left (their lease expired; never a live arena's), at start and
-        at every sweep: their running matches aborted (tables.abort_stale; their pages told),
-        their open tables freed for any arena (tables.free_connected_bot_seats), their
-        :class:`ArenaProcess` rows removed.  ``starting``: also what a previous process of
-        this arena's name left (``ARENA_NAME`` set), whatever its lease."""
+        """What dead arenas left (their lease expired; never a live arena's), at start:
+        :meth:`_recover_now` in one trip to the database thread, then their pages told
+        (:meth:`_recovered`).  ``starting``: also what a previous process of this arena's
+        name left (``ARENA_NAME`` set), whatever its lease."""
+        await self._recovered(*await sync_to_async(self._recover_now)(starting))
+
+    def _recover_now(self, starting: bool = False) -> tuple[list[int], int]:
+        """The database half of :meth:`_recover` and of every sweep (synchronous): dead
+        arenas' running matches aborted (tables.abort_stale), their open tables freed for
+        any arena (tables.free_connected_bot_seats), their :class:`ArenaProcess` rows
+        removed (tables.remove_dead_arenas).  ``(the matches aborted, the seats freed)``."""
         if starting:
-            await sync_to_async(tables.free_own_bot_seats)(self.name)
-        stale = await sync_to_async(tables.abort_stale)(self.name, starting)
+            tables.free_own_bot_seats(self.name)
+        stale = tables.abort_stale(self.name, starting)
+        ghosts = tables.free_connected_bot_seats(self.name)
+        tables.remove_dead_arenas(self.name)
+        return stale, ghosts
+
+    async def _recovered(self, stale: list[int], ghosts: int) -> None:
+        """Log what :meth:`_recover_now` did and tell the pages of the ``stale`` matches
+        it aborted how they ended."""
         if stale:
             log.warning("marked %d match(es) of stopped arenas as aborted (their lease expired)", len(stale))
         for match_id in stale:
             await self._tell_ended(match_id, over_message(Match.Status.ABORTED, tables.STALE))
-        ghosts = await sync_to_async(tables.free_connected_bot_seats)(self.name)
         if ghosts:
             log.warning("freed %d bot seat(s) held by connections of stopped arenas", ghosts)
-        await sync_to_async(lambda: ArenaProcess.objects.filter(alive_until__lt=timezone.now())
-                            .exclude(name=self.name).delete())()
 
     async def stop(self) -> None:
         """Stop listening, abort running matches (their events are kept), flush the log."""
@@ -431,35 +441,40 @@ class Arena(Seating, Running):
         lived; tables.claim_tables_to_start), giving back those that do not start."""
         for match_id, reason in list(self.unrecorded_aborts.items()):
             await self._record_abort(match_id, reason, self._unrecorded_runs.get(match_id))
-        # Recovery at most every SWEEP_S: the sweeps a match's end brings on (a table waiting,
-        # a tournament's next match) would otherwise pay its three round trips each time.
+        # Recovery at most every SWEEP_S (a full sweep): the sweeps a match's end brings on (a
+        # table waiting, a tournament's next match) would otherwise pay for it each time.
         now = asyncio.get_running_loop().time()
         full = now - self._recovered_at >= SWEEP_S
         if full:
             self._recovered_at = now
-            await self._recover()
         # At most ARENA_CLAIM_RUNNING matches at once from claims: the rest stays in the
         # database for an arena with room (another, or this one when a match ends).
         room = self.claim_running - len(self.tasks)
-        if room <= 0:
-            self._more_work = True
-            await self._tournament_turn(0, full)  # no room, but forfeits, stops and ends still
-            return
-        claimed = await sync_to_async(tables.claim_tables_to_start)(self.name, self.lease_s, limit=room)
-        self._more_work = len(claimed) == room
+
+        def recover_claim_schedule():
+            # One trip to the database thread a sweep, where there were four: an idle arena's
+            # sweeps are charged to the moves of a match played at a slow pace.
+            recovered = self._recover_now() if full else None
+            claimed = tables.claim_tables_to_start(self.name, self.lease_s, limit=room) if room > 0 else []
+            work = schedule.step(self.name, self.lease_s, max(room - len(claimed), 0), full=full)
+            return recovered, claimed, work
+
+        recovered, claimed, work = await sync_to_async(recover_claim_schedule)()
+        if recovered is not None:
+            await self._recovered(*recovered)
+        self._more_work = room <= 0 or len(claimed) == room
         # The seat-change hooks first, as when a seat is taken: a table of this arena's bots may
         # have filled a moment ago, its last bot not yet greeted (bridge's JOINED) when the
         # sweep starts it.  The claimed tables start side by side: one after another, each
         # start's database round trips kept the arena to about a hundred starts a second.
         await asyncio.gather(*(self._start_claimed(match_id) for match_id in claimed))
-        await self._tournament_turn(room - len(claimed), full)
+        await self._tournament_turn(work)
 
-    async def _tournament_turn(self, room: int, full: bool = True) -> None:
-        """This arena's turn at the tournaments (games/arena/tournaments/schedule.py): start the
-        matches it made (at most ``room``), cancel overdue entrants' tables and record their
-        forfeits, and end the live matches of a tournament that stopped early (``full``:
-        the periodic turn; else the quick turn a match's end brings on, schedule.step)."""
-        work = await sync_to_async(schedule.step)(self.name, self.lease_s, max(room, 0), full=full)
+    async def _tournament_turn(self, work: schedule.Work) -> None:
+        """What this arena's turn at the tournaments (``work``: schedule.step, in the sweep's
+        trip to the database) left to do: start the matches it made, cancel overdue
+        entrants' tables and record their forfeits, end the live matches of a tournament that
+        stopped early or was cancelled, tell their pages."""
         self._tournaments = work.running
         if work.made:
             made, self.tournament_tables = self.tournament_tables, asyncio.Event()

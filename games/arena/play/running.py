@@ -235,25 +235,26 @@ class Running:
             finally:  # from here on the lease loop leaves it alone: its end is in hand
                 self.playing.pop(mid, None)
             await self.writer.flush()
-            await self._store_end(runner, run)
+            # The snapshots and the end in one trip to the database thread (each trip costs
+            # both threads a hand-off).
             if runner.abandoned:
                 result = None
                 ending = over_message(Match.Status.ABORTED, ABANDONED)
-                if await sync_to_async(tables.abort)(mid, ABANDONED, run):
+                if await self._store_end_and(runner, run, tables.abort, mid, ABANDONED, run):
                     log.info("match %d abandoned at step %d: every player left", mid, runner.step)
                 else:
                     ending = over_message(Match.Status.ABORTED, LEASE_LOST)
             elif runner.cut_short:
                 result = None
                 ending = over_message(Match.Status.ABORTED, runner.cut_short)
-                if await sync_to_async(tables.abort)(mid, runner.cut_short, run):
+                if await self._store_end_and(runner, run, tables.abort, mid, runner.cut_short, run):
                     log.info("match %d %s", mid, runner.cut_short)
                 else:
                     ending = over_message(Match.Status.ABORTED, LEASE_LOST)
             else:
                 spec = runner.spec
                 subjects = spec.analysis_subjects(runner.state) if spec.analysis_label else []
-                if await sync_to_async(tables.finish)(mid, result, subjects, run):
+                if await self._store_end_and(runner, run, tables.finish, mid, result, subjects, run):
                     ending = over_message(Match.Status.FINISHED, None)
                     if subjects:
                         self.analyst.wake()
@@ -312,10 +313,24 @@ class Running:
         """Store the runner's snapshots and final view (cheap reads of long matches), only
         while the match runs under ``run``; a failure only costs later readers a replay from
         the first step, so it is logged, not raised."""
+        await sync_to_async(self._store_end_now)(runner, run)
+
+    @staticmethod
+    def _store_end_now(runner: MatchRunner, run: tables.Run) -> None:
+        """:meth:`_store_end`'s work, on the database thread."""
         try:
-            await sync_to_async(replay.store_end)(runner.match_id, runner.snapshots, runner.state, run)
+            replay.store_end(runner.match_id, runner.snapshots, runner.state, run)
         except Exception:
             log.exception("match %d: could not store its snapshots", runner.match_id)
+
+    async def _store_end_and(self, runner: MatchRunner, run: tables.Run, record, *args) -> bool:
+        """:meth:`_store_end`, then ``record(*args)`` (tables.finish or tables.abort: how the
+        match ended), in one trip to the database thread; what ``record`` returns (whether
+        the end was recorded).  A failure of ``record`` is raised."""
+        def both() -> bool:
+            self._store_end_now(runner, run)
+            return record(*args)
+        return await sync_to_async(both)()
 
     async def _tell_ended(self, match_id: int, ending: dict) -> None:
         """Every page on ``match_id`` shows how it ended (``ending``, :func:`over_message`)

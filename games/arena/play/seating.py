@@ -167,39 +167,56 @@ class Seating:
         hung up meanwhile (then freed again).  In the seating worker, so two bots of one name
         cannot both pass the ``unique_name`` test."""
         async with self._holding:
-            seat = None
-            if not new_table:
-                seat = await sync_to_async(tables.claim_bot_seat)(
-                    game, endpoint.display_name, config, bot_id=endpoint.bot_id, index=index, owner=self.name,
-                    lease_s=self.lease_s)
-            if seat is None and not auto:
+            seat, made = await sync_to_async(self._claim_or_make)(game, spec, endpoint, config, auto, index, new_table)
+            if seat is TOURNAMENT_WAIT:
+                return seat
+            if seat is None:
                 raise LookupError(f"no {spec.title} table has an open bot seat")
-            if seat is None and endpoint.bot_id is not None and not new_table and index is None and await sync_to_async(
-                    schedule.entrant_waits)(game, endpoint.bot_id):
-                return TOURNAMENT_WAIT
-            if seat is not None and unique_name and await sync_to_async(tables.name_taken)(
+            if not made and unique_name and await sync_to_async(tables.name_taken)(
                     seat.match_id, endpoint.display_name, but=seat.pk):
                 await self._give_back(seat)
                 raise NameTaken(f"a player named {endpoint.display_name!r} is already at table {seat.match_id}")
-            if seat is None:
-                auto = {**spec.auto_config(), **(config or {})}
-                choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto))
-                # Never the "every hand" view: nobody asked for it, and the bots seated here
-                # could watch their own match.
-                # Held by this arena from the first moment: another arena's bot could take
-                # its seat before ours, and then ours could not sit at it.
-                match = await sync_to_async(tables.create_table)(game, auto, choices, None, auto=not new_table,
-                                                                 pace_s=auto_pace(), owner=self.name,
-                                                                 lease_s=self.lease_s)
-                seat = await sync_to_async(tables.claim_bot_seat)(
-                    game, endpoint.display_name, config, match.pk, bot_id=endpoint.bot_id, index=index,
-                    owner=self.name, lease_s=self.lease_s)
             if endpoint.gone:  # hung up while we looked for a seat
                 await self._give_back(seat)
             else:
-                self.waiting[seat.pk] = endpoint
-                self._greeting[seat.pk] = seat.match_id
+                self._wait_at(seat.pk, seat.match_id, endpoint)
             return seat
+
+    def _claim_or_make(self, game: str, spec, endpoint: SeatEndpoint, config: dict | None, auto: bool,
+                       index: int | None, new_table: bool) -> tuple[Seat | None, bool]:
+        """The database half of :meth:`_claim`, in one trip to the database thread (each trip
+        costs both threads a hand-off: about a tenth of a Blokus game's setup): an open bot
+        seat, else (with ``auto``) one at a new automatic table made for it.  ``(seat or None,
+        whether its table was made here)``; ``(TOURNAMENT_WAIT, False)`` for a tournament's
+        entrant whose next match is not made yet (schedule.entrant_waits).  Synchronous."""
+        seat = None
+        if not new_table:
+            seat = tables.claim_bot_seat(game, endpoint.display_name, config, bot_id=endpoint.bot_id, index=index,
+                                         owner=self.name, lease_s=self.lease_s)
+        if seat is not None or not auto:
+            return seat, False
+        if endpoint.bot_id is not None and not new_table and index is None and schedule.entrant_waits(
+                game, endpoint.bot_id):
+            return TOURNAMENT_WAIT, False  # a tournament's entrant: its next match's seat, not an automatic table
+        auto_config = {**spec.auto_config(), **(config or {})}
+        choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto_config))
+        index = index or 0
+        if not 0 <= index < len(choices):
+            return None, False
+        # Never the "every hand" view: nobody asked for it, and the bots seated here could
+        # watch their own match.  Held by this arena from the first moment, the bot seated
+        # in the same statements: another arena's bot could take its seat before ours.
+        match = tables.create_table(game, auto_config, choices, None, auto=not new_table, pace_s=auto_pace(),
+                                    owner=self.name, lease_s=self.lease_s,
+                                    connected=(index, endpoint.display_name, endpoint.bot_id))
+        return match.created_seats[index], True
+
+    def _wait_at(self, seat_id: int, match_id: int, endpoint: SeatEndpoint) -> None:
+        """``endpoint`` took seat ``seat_id`` of table ``match_id``: it waits there for the
+        start, not yet greeted (:meth:`_table_changed` greets it)."""
+        self.waiting[seat_id] = endpoint
+        self._greeting[seat_id] = match_id
+        endpoint.seated_at = match_id
 
     async def _give_back(self, seat: Seat) -> None:
         """Free ``seat``, just claimed for a bot that will not sit there after all, and the
@@ -232,8 +249,7 @@ class Seating:
                 if endpoint.gone:
                     await self._give_back(seat)
                 else:
-                    self.waiting[seat.pk] = endpoint
-                    self._greeting[seat.pk] = seat.match_id
+                    self._wait_at(seat.pk, seat.match_id, endpoint)
                 return seat
 
         seat = await self._queued(endpoint, claim)
@@ -278,8 +294,7 @@ class Seating:
                 raise LookupError("this reservation is already in use")
             if not await sync_to_async(tables.hold_table)(match_id, self.name, self.lease_s):
                 raise LookupError("this reservation is already in use" + await self._held_elsewhere(match_id))
-            self.waiting[seat_id] = endpoint
-            self._greeting[seat_id] = match_id
+            self._wait_at(seat_id, match_id, endpoint)
         if endpoint.bot_id is not None:  # a registered bot (Hanabi's automatic table): verified
             await sync_to_async(tables.seat_registered_bot)(seat_id, endpoint.bot_id)
         await self._table_changed(match_id)
@@ -335,7 +350,11 @@ class Seating:
         return await sync_to_async(claimed_bot_name)(game, name)
 
     async def match_of_seat(self, seat_id: int) -> int | None:
-        """The match id of seat ``seat_id`` (None if there is no such seat)."""
+        """The match id of seat ``seat_id`` (None if there is no such seat): known without
+        the database while a bot of this arena waits there."""
+        endpoint = self.waiting.get(seat_id)
+        if endpoint is not None and endpoint.seated_at is not None:
+            return endpoint.seated_at
         return await sync_to_async(tables.match_of_seat)(seat_id)
 
     async def seated_names(self, match_id: int) -> list[tuple[int, str | None]]:

@@ -55,6 +55,10 @@ class SeatEndpoint:
     #: Every seat's display name, in seat order (set by the arena when the match starts): a
     #: protocol that names the players (Hanabi's ``players``) reads them here.
     table_names: list[str] = []
+    #: The table (match id) the arena seated this connected bot at, set with its seat while it
+    #: waits for the start: the protocols' "which room" is then answered without asking the
+    #: database (:meth:`~games.arena.play.seating.Seating.match_of_seat`).
+    seated_at: int | None = None
 
     def use_think_time(self, seconds: float) -> None:
         """The table's thinking time per move (``Match.think_s``, seconds) replaces the game's

@@ -16,7 +16,7 @@ import secrets
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone as dt_timezone
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -24,7 +24,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from games.arena import registry
-from games.arena.models import Analysis, Match, RegisteredBot, Seat
+from games.arena.models import Analysis, ArenaProcess, Match, RegisteredBot, Seat
 from games.arena.play import analyses
 from games.arena.ratings import rating
 from games.names import MAX_NAME, clean_name  # noqa: F401  (the arena's callers read them here)
@@ -98,6 +98,44 @@ def _connected_games() -> list[str]:
     return [g.slug for g in registry.all_games() if g.listens]
 
 
+class _AnyRow:
+    """Whether a query of the sweep has any row (its usual answer is no), the SQL compiled
+    once per database vendor, arena and variant: Django built and compiled the same query
+    at every sweep, 0.7 to 3.6 ms of CPU each, most of what an idle arena spends (about
+    4 ms a second), which a match played at a slow pace pays per move.
+
+    ``build(owner, now, *variant)`` returns the queryset; ``now`` (a datetime) is the one
+    value that changes from call to call: the query is compiled with a marker time in its
+    place, and each call puts its own time in the parameters where the marker was.
+    """
+
+    _MARKER = datetime(2001, 2, 3, 4, 5, 6, 789012, tzinfo=dt_timezone.utc)
+    #: Compiled queries kept (an arena has one name; a test process may start many).
+    MAX_KEPT = 64
+
+    def __init__(self, build):
+        self.build = build
+        self._compiled: dict = {}
+
+    def __call__(self, owner: str, now: datetime | None, *variant) -> bool:
+        key = (connection.vendor, owner, variant)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            if len(self._compiled) >= self.MAX_KEPT:
+                self._compiled.clear()
+            query = self.build(owner, self._MARKER, *variant).query.exists()
+            sql, params = query.get_compiler(connection=connection).as_sql()
+            marker = connection.ops.adapt_datetimefield_value(self._MARKER)
+            compiled = self._compiled[key] = (sql, list(params), [i for i, p in enumerate(params) if p == marker])
+        sql, params, slots = compiled
+        if slots:
+            params = list(params)
+            for i in slots:
+                params[i] = connection.ops.adapt_datetimefield_value(now)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchone() is not None
+
 
 @dataclass
 class Sitter:
@@ -139,8 +177,8 @@ def may_seat(bot: RegisteredBot, sitter: Sitter | None) -> bool:
 def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitter | None,
                  *, auto: bool = False, omniscient: bool = False, creator_key: str = "",
                  verified_only: bool = False, pace_s: float = 0.0, think_s: int | None = None,
-                 owner: str = "", lease_s: float = 0.0, seed: int | None = None,
-                 tournament_game_id: int | None = None, rated: bool = True,
+                 owner: str = "", lease_s: float = 0.0, connected: tuple[int, str, int | None] | None = None,
+                 seed: int | None = None, tournament_game_id: int | None = None, rated: bool = True,
                  known_bots: dict[int, RegisteredBot] | None = None) -> Match:
     """Create an open table.
 
@@ -162,6 +200,10 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     ``owner``: the arena that holds the new table from its first moment, for ``lease_s``
     seconds (an automatic table it makes for a bot that connected to it: no other arena's bot
     may take a seat there before that bot does); empty: no arena holds it.
+    ``connected``: ``(seat index, name, registered bot id or None)`` of the connected bot the
+    table is made for, seated at once at that open bot seat as :func:`claim_bot_seat` would
+    seat it (in the same statements: a claim after the creation was a query and a
+    transaction more per table).  The seats written are in ``match.created_seats``.
     ``seed``: the match's seed (a tournament's deal), else a random one;
     ``tournament_game_id``: the tournament game it plays (games/arena/tournaments/schedule.py);
     ``rated``: whether its result feeds the ratings; ``known_bots``: registered bots by id
@@ -213,6 +255,12 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
                                   display_name=bot.name))
         else:
             raise ValueError(f"Unknown seat choice {choice!r}")
+    if connected is not None:
+        index, name, bot_id = connected
+        seat = seats[index] if 0 <= index < len(seats) else None
+        if seat is None or seat.kind != Seat.Kind.PROTOCOL or seat.occupied or seat.reserved:
+            raise ValueError(f"seat {index} is not an open bot seat")
+        seat.occupied, seat.display_name, seat.registered_bot_id = True, name, bot_id
     if spec.unique_names and ME in seat_choices and any(
             s.display_name == sitter.name for s in seats if s.kind != Seat.Kind.HUMAN):
         raise ValueError(f"A player at this table is named {sitter.name} too, and {spec.title} tells its players "
@@ -230,6 +278,7 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
             seat.match = match
         _tell_seats_apart(match, seats)  # e.g. three "Random bot"s: (2), (3), (4)
         sql.insert(seats)
+    match.created_seats = seats
     return match
 
 
@@ -728,11 +777,21 @@ def free_connected_bot_seats(owner: str) -> int:
     :data:`BATCH`, each its own transaction (a row another arena frees meanwhile is skipped).
     Returns how many seats were opened."""
     now = timezone.now()
+    if not _ANY_GHOST_TABLE(owner, now):  # the sweep's usual answer, without taking a lock
+        return 0
+    return _free_tables(_ghost_tables(owner, now))
+
+
+def _ghost_tables(owner: str, now: datetime):
+    """Open tables no live arena holds (:func:`free_connected_bot_seats`), as ``owner`` sees
+    them at ``now``."""
     expired = ~Q(owner="") & (Q(lease_until__isnull=True) | Q(lease_until__lt=now))
     connected = Seat.objects.filter(match=OuterRef("pk"), kind=Seat.Kind.PROTOCOL, occupied=True, reservation="")
     unowned_with_bots = Q(owner="", game__in=_connected_games()) & Exists(connected)
-    return _free_tables(Match.objects.filter(status=Match.Status.OPEN).exclude(owner=owner)
-                        .filter(expired | unowned_with_bots))
+    return Match.objects.filter(status=Match.Status.OPEN).exclude(owner=owner).filter(expired | unowned_with_bots)
+
+
+_ANY_GHOST_TABLE = _AnyRow(_ghost_tables)
 
 
 def free_own_bot_seats(owner: str) -> int:
@@ -744,7 +803,7 @@ def free_own_bot_seats(owner: str) -> int:
 
 def _free_tables(tables_) -> int:
     freed = 0
-    if not tables_.exists():  # the sweep's usual answer, without taking a lock
+    if not tables_.exists():  # nothing to free (the usual answer), without taking a lock
         return freed
     while True:
         with claiming():
@@ -914,12 +973,10 @@ def abort_stale(owner: str, starting: bool = False) -> list[int]:
     :data:`BATCH`, each its own transaction: two arenas noticing at once split the work.
     Returns the ids aborted."""
     now = timezone.now()
-    expired = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
-    stale = Match.objects.filter(status=Match.Status.RUNNING).filter(
-        (expired & ~Q(owner=owner)) | Q(owner=owner) if starting else expired & ~Q(owner=owner))
     aborted = []
-    if not stale.exists():  # the sweep's usual answer, without taking a lock
+    if not _ANY_STALE_RUN(owner, now, starting):  # the sweep's usual answer, without taking a lock
         return aborted
+    stale = _stale_runs(owner, now, starting)
     while True:
         with claiming():
             ids = list(stale.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:BATCH])
@@ -928,6 +985,32 @@ def abort_stale(owner: str, starting: bool = False) -> list[int]:
         aborted += ids
         if len(ids) < BATCH:
             return aborted
+
+
+def _stale_runs(owner: str, now: datetime, starting: bool):
+    """Running matches whose arena's lease expired (:func:`abort_stale`), as ``owner`` sees
+    them at ``now``."""
+    expired = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+    return Match.objects.filter(status=Match.Status.RUNNING).filter(
+        (expired & ~Q(owner=owner)) | Q(owner=owner) if starting else expired & ~Q(owner=owner))
+
+
+_ANY_STALE_RUN = _AnyRow(_stale_runs)
+
+
+def remove_dead_arenas(owner: str) -> None:
+    """Remove the :class:`ArenaProcess` rows of arenas other than ``owner`` whose lease ran
+    out (at every sweep; usually none, found without building the query)."""
+    now = timezone.now()
+    if _ANY_DEAD_ARENA(owner, now):
+        _dead_arenas(owner, now).delete()
+
+
+def _dead_arenas(owner: str, now: datetime):
+    return ArenaProcess.objects.filter(alive_until__lt=now).exclude(name=owner)
+
+
+_ANY_DEAD_ARENA = _AnyRow(_dead_arenas)
 
 
 def claim_tables_to_start(owner: str, lease_s: float, limit: int = 50) -> list[int]:
@@ -940,17 +1023,26 @@ def claim_tables_to_start(owner: str, lease_s: float, limit: int = 50) -> list[i
     transaction, so two arenas' sweeps never take one table.  Returns their ids; the caller
     starts them (:func:`try_start`) and gives back those it did not
     (:func:`release_table`)."""
+    if not _ANY_STARTABLE(owner, None):  # the sweep's usual answer, without taking a lock
+        return []
+    with claiming():
+        startable = _startable(owner).select_for_update(skip_locked=True).order_by("pk")
+        ids = list(startable.values_list("pk", flat=True)[:limit])
+        Match.objects.filter(pk__in=ids, owner="").update(owner=owner, lease_until=lease_end(lease_s))
+    return ids
+
+
+def _startable(owner: str, now: datetime | None = None):
+    """Full open tables arena ``owner`` may start (:func:`claim_tables_to_start`; ``now``
+    unused: no lease is read)."""
     connected = Q(game__in=_connected_games()) & Exists(Seat.objects.filter(match=OuterRef("pk"),
                                                                           kind=Seat.Kind.PROTOCOL))
     full = ~Exists(Seat.objects.filter(match=OuterRef("pk"), occupied=False))
-    startable = Match.objects.filter(status=Match.Status.OPEN).filter(full).filter(
+    return Match.objects.filter(status=Match.Status.OPEN).filter(full).filter(
         Q(owner=owner) | (Q(owner="") & ~connected))
-    if not startable.exists():  # the sweep's usual answer, without taking a lock
-        return []
-    with claiming():
-        ids = list(startable.select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)[:limit])
-        Match.objects.filter(pk__in=ids, owner="").update(owner=owner, lease_until=lease_end(lease_s))
-    return ids
+
+
+_ANY_STARTABLE = _AnyRow(_startable)
 
 
 def seat_choices_of(match: Match, sitter: Sitter | None, open_bot: str) -> list[str]:
