@@ -260,6 +260,11 @@ class Arena(Seating, Running):
         """Stop listening, abort running matches (their events are kept), flush the log."""
         for listener in self.listeners:
             listener.close()
+        # The sweep first: one in progress could start a match (a claimed table, a
+        # tournament's) after the runners below were counted, and leave it running unrecorded.
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         tasks = list(self.tasks.values())
         # A task cancelled before its first step runs none of its code: a match started a
         # moment ago would stay 'running' and its pages untold.  One turn of the loop lets
@@ -276,8 +281,6 @@ class Arena(Seating, Running):
             await sync_to_async(tables.free_own_bot_seats)(self.name)
         except Exception:  # its lease on the tables runs out instead: another arena frees them
             log.exception("could not free the waiting bots' seats")
-        for task in self._background:
-            task.cancel()
         try:  # else Redis would keep the channel in the group, filled for nobody, for a day
             await self.layer.group_discard(PRESENCE_GROUP, self.channel)
         except Exception:
