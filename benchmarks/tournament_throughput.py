@@ -216,7 +216,7 @@ def arenas_round(count: int, template, args) -> dict:
         out = shell(side.env, "import json\nfrom games.arena.tournaments import schedule\n"
                               f"t = schedule.create(game='liars_dice', config={{'players': 2, 'dice': 6, "
                               f"'games': {args.games}}}, format='round_robin', entrants=['builtin:random', "
-                              f"'builtin:probability'], per_pairing={args.matches}, at_once={args.at_once})\n"
+                              f"'builtin:probability'], per_pairing={args.matches}, at_once={args.arenas_at_once})\n"
                               "print(t.pk)\n")
         tid = int(out.strip().splitlines()[-1])
         deadline = time.monotonic() + args.timeout
@@ -240,6 +240,9 @@ def main() -> None:
     parser.add_argument("--at-once", type=int, default=8, help="built-in tournament's matches at once")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--arenas", action="store_true", help="also one arena against two on PostgreSQL")
+    parser.add_argument("--arenas-only", action="store_true", help="only one arena against two on PostgreSQL")
+    parser.add_argument("--arenas-at-once", type=int, default=32,
+                        help="the PostgreSQL tournament's matches at once (room for two arenas)")
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--child", choices=("tcp", "builtin"), help=argparse.SUPPRESS)
     parser.add_argument("--keyed-bots", nargs=3, metavar=("PORT", "KEY_A", "KEY_B"), help=argparse.SUPPRESS)
@@ -251,6 +254,9 @@ def main() -> None:
         tournament_main(args.child, args.matches, args.games, args.at_once)
         return
 
+    if args.arenas_only:
+        arenas_main(args)
+        return
     print(f"Tournaments of Liar's Dice: {args.matches} matches of {args.games} game(s), 2 players, 6 dice; "
           f"{args.rounds} rounds alternating bare / TCP tournament / built-in tournament ({os.cpu_count()} cores)")
     ratios, tcp_rates, bare_rates, builtin_rates, tcp_p99, builtin_p99, rss = [], [], [], [], [], [], []
@@ -278,21 +284,26 @@ def main() -> None:
            better="higher")
     figure("tournament built-in matches/s", round(statistics.median(builtin_rates), 1), "matches/s")
     if args.arenas:
-        from benchmarks.arenas import Template
+        arenas_main(args)
 
-        template = Template()
-        try:
-            one, two = [], []
-            for r in range(args.rounds):
-                one.append(arenas_round(1, template, args))
-                two.append(arenas_round(2, template, args))
-                print(f"  PostgreSQL round {r + 1}: one arena {one[-1]['rate']:.1f} matches/s, two "
-                      f"{two[-1]['rate']:.1f} ({two[-1]['per_arena']}); load {load():.2f}", flush=True)
-            ratio = [b["rate"] / a["rate"] for a, b in zip(one, two)]
-            print(f"  two arenas / one: {spread(ratio)}  (target >= 1.5)")
-            figure("tournament two arenas / one", round(statistics.median(ratio), 2), "x", target=1.5, better="higher")
-        finally:
-            template.drop()
+
+def arenas_main(args) -> None:
+    """One arena process against two on PostgreSQL, alternating, ``--rounds`` times."""
+    from benchmarks.arenas import Template
+
+    template = Template()
+    try:
+        one, two = [], []
+        for r in range(args.rounds):
+            one.append(arenas_round(1, template, args))
+            two.append(arenas_round(2, template, args))
+            print(f"  PostgreSQL round {r + 1}: one arena {one[-1]['rate']:.1f} matches/s, two "
+                  f"{two[-1]['rate']:.1f} ({two[-1]['per_arena']}); load {load():.2f}", flush=True)
+        ratio = [b["rate"] / a["rate"] for a, b in zip(one, two)]
+        print(f"  two arenas / one: {spread(ratio)}  (target >= 1.5)")
+        figure("tournament two arenas / one", round(statistics.median(ratio), 2), "x", target=1.5, better="higher")
+    finally:
+        template.drop()
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@ make of that plan (docs/architecture.md, *Tournaments*).
 Synchronous database code, called from an arena's sweep (:func:`step`) and from the web, the
 API and ``manage.py tournament``.  The arenas need nothing else to agree on: every arena's
 sweep calls :func:`step`, which takes each running tournament's row with ``SELECT ... FOR
-UPDATE SKIP LOCKED`` (one arena at a time per tournament; SQLite's single writer gives the
-same), counts its live matches, and makes as many more as its ``at_once`` allows, oldest
+UPDATE`` (one arena at a time per tournament, the other waiting its turn; SQLite's single
+writer gives the same), counts its live matches, and makes as many more as its ``at_once`` allows, oldest
 planned game first.  A match of built-in bots and bots the server calls is made owned by
 the arena that made it, which starts it at once; a match with a seat for a bot that connects
 is made owned by no arena, and the arena its bot reaches takes it (the core's seating).
@@ -425,7 +425,8 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
     """One arena's turn at every tournament: start those due, make matches for running ones
     (at most ``room`` in all), find overdue entrants, pair the next Swiss round, finish those
     whose plan is played, stop a decided match-up early.  Each tournament under its own row
-    lock, skipped if another arena holds it now.  Not ``full`` (the turn a match's end brings
+    lock, in its own transaction (one after another, in id order: two arenas never wait for
+    each other in a circle).  Not ``full`` (the turn a match's end brings
     on, many a second): without the look for live matches of ended tournaments, the count of
     live arenas, the overdue entrants and the early stop's test, which the periodic full turns
     do."""
@@ -447,7 +448,9 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
     for pk in ids:
         work.running = True
         with tables.claiming():
-            tournament = Tournament.objects.select_for_update(skip_locked=True).filter(
+            # Waits for another arena's turn at it (a few statements): skipping it instead left
+            # an arena whose match had just ended without its next one until a later sweep.
+            tournament = Tournament.objects.select_for_update().filter(
                 pk=pk, status__in=[Tournament.Status.RUNNING, Tournament.Status.SCHEDULED]).first()
             if tournament is None:
                 continue
