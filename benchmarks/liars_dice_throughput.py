@@ -116,9 +116,11 @@ class Bot:
         return [last[0], last[1] + 1]  # past the dice on the table too, as basic.js raises
 
 
-def bots_main(port: int, matches: int, pairs: int) -> None:
+def bots_main(port: int, matches: int, pairs: int, keys: list[str] | None = None) -> None:
     """``pairs`` pairs of bots, each pair playing ``matches`` matches in a row, on one epoll
-    loop (no asyncio: the bots should cost the round trip as little as possible)."""
+    loop (no asyncio: the bots should cost the round trip as little as possible); with
+    ``keys``, the pair's two bots are the registered bots of those keys (a tournament's
+    entrants, ``benchmarks/tournament_throughput.py``)."""
     stats = {"requests": 0, "round_overs": 0, "matches": 0}
     sel = selectors.DefaultSelector()
     left = {p: matches for p in range(pairs)}
@@ -129,7 +131,7 @@ def bots_main(port: int, matches: int, pairs: int) -> None:
         left[p] -= 1
         live[p] = 2
         for k in range(2):
-            bot = Bot(port, f"bench{p}-{k}", seed=p * 100_000 + m * 10 + k)
+            bot = Bot(port, f"bench{p}-{k}", seed=p * 100_000 + m * 10 + k, key=keys[k] if keys else None)
             sel.register(bot.sock, selectors.EVENT_READ, (p, bot))
 
     t0 = time.perf_counter()

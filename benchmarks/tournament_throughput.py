@@ -40,7 +40,6 @@ import asyncio
 import json
 import os
 import resource
-import selectors
 import shutil
 import statistics
 import subprocess
@@ -54,52 +53,11 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.figures import figure  # noqa: E402
 from benchmarks.arenas import load, pct  # noqa: E402
-from benchmarks.liars_dice_throughput import Bot  # noqa: E402
+from benchmarks.liars_dice_throughput import bots_main  # noqa: E402
 
 
 def spread(values: list[float], digits: int = 2) -> str:
     return f"{min(values):.{digits}f}-{max(values):.{digits}f} (median {statistics.median(values):.{digits}f})"
-
-
-# --- the bots (grandchild): keyed connections, one match each ----------------------------------
-
-
-def keyed_bots_main(port: int, keys: list[str], matches: int) -> None:
-    """Both entrants connect, play a match, connect again: ``matches`` times."""
-    stats = {"requests": 0, "matches": 0}
-    sel = selectors.DefaultSelector()
-    live = 0
-    left = matches
-
-    def connect() -> None:
-        nonlocal live, left
-        left -= 1
-        live = 2
-        for k, key in enumerate(keys):
-            bot = Bot(port, f"entrant{k}", seed=left * 10 + k, key=key)
-            sel.register(bot.sock, selectors.EVENT_READ, bot)
-
-    t0 = time.perf_counter()
-    connect()
-    while live:
-        for key, _ in sel.select():
-            bot = key.data
-            try:
-                alive = bot.readable()
-            except ConnectionError:
-                alive = False
-            if alive:
-                continue
-            sel.unregister(bot.sock)
-            bot.sock.close()
-            stats["requests"] += bot.requests
-            live -= 1
-            if not live:
-                stats["matches"] += 1
-                if left:
-                    connect()
-    stats["seconds"] = time.perf_counter() - t0
-    print(json.dumps(stats), flush=True)
 
 
 # --- a tournament in this process (child) ------------------------------------------------------
@@ -248,7 +206,7 @@ def main() -> None:
     parser.add_argument("--keyed-bots", nargs=3, metavar=("PORT", "KEY_A", "KEY_B"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.keyed_bots:
-        keyed_bots_main(int(args.keyed_bots[0]), list(args.keyed_bots[1:]), args.matches)
+        bots_main(int(args.keyed_bots[0]), args.matches, 1, keys=list(args.keyed_bots[1:]))
         return
     if args.child:
         tournament_main(args.child, args.matches, args.games, args.at_once)
