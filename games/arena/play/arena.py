@@ -260,11 +260,6 @@ class Arena(Seating, Running):
         """Stop listening, abort running matches (their events are kept), flush the log."""
         for listener in self.listeners:
             listener.close()
-        # The sweep first: one in progress could start a match (a claimed table, a
-        # tournament's) after the runners below were counted, and leave it running unrecorded.
-        for task in self._background:
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
         tasks = list(self.tasks.values())
         # A task cancelled before its first step runs none of its code: a match started a
         # moment ago would stay 'running' and its pages untold.  One turn of the loop lets
@@ -272,8 +267,20 @@ class Arena(Seating, Running):
         await asyncio.sleep(0)
         for task in tasks:
             task.cancel()
+        for task in self._background:
+            task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*self._background, return_exceptions=True)
+        # A sweep in progress may have started a match (a claimed table, a tournament's) after
+        # the runners were counted: those end the same way.
+        late = [task for task in self.tasks.values() if task not in tasks]
+        if late:
+            await asyncio.sleep(0)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+            tasks += late
         # The waiting bots' connections are closed, but their disconnects would be handled
         # after the loop is gone: free their seats now, so no table waits on a bot that is gone.
         self.waiting.clear()
