@@ -358,6 +358,16 @@ class Tournament(models.Model):
         ROUND_ROBIN = "round_robin", "round robin"
         DUPLICATE = "duplicate", "duplicate"
         SWISS = "swiss", "Swiss"
+        #: Bridge pair events (games/arena/tournaments/formats.py's movements): pairs move
+        #: between tables, the boards between them, scored across the field.
+        MITCHELL = "mitchell", "Mitchell movement (bridge pairs)"
+        HOWELL = "howell", "Howell movement (bridge pairs)"
+
+    class Scoring(models.TextChoices):
+        """How a bridge pair event compares the scores of one board across the tables."""
+
+        MATCHPOINTS = "matchpoints", "matchpoints (Law 78A)"
+        CROSS_IMPS = "cross_imps", "cross-IMPs (Law 78B)"
 
     class Status(models.TextChoices):
         SCHEDULED = "scheduled", "scheduled"
@@ -370,7 +380,7 @@ class Tournament(models.Model):
     config = models.JSONField(default=dict)
     format = models.CharField(max_length=12, choices=Format.choices)
     #: Round robin: matches per pairing; duplicate: deals per pairing (each played once per
-    #: rotation of the sides); Swiss: unused (1).
+    #: rotation of the sides); Swiss: unused (1); a bridge movement: boards per round.
     per_pairing = models.PositiveIntegerField(default=1)
     #: Swiss: the number of rounds; round robin and duplicate: set from the plan.
     rounds = models.PositiveIntegerField(default=0)
@@ -388,6 +398,8 @@ class Tournament(models.Model):
     wait_s = models.FloatField(default=60.0)
     #: Two entrants: stop once one is better with 95% confidence (games/arena/tournaments/stats.py).
     early_stop = models.BooleanField(default=False)
+    #: A bridge pair event's scoring across the field (:class:`Scoring`); empty otherwise.
+    scoring = models.CharField(max_length=12, choices=Scoring.choices, blank=True)
     #: Every deal's seed derives from this one (schedule.deal_seed): equal deals, equal seeds.
     seed = models.BigIntegerField()
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.SCHEDULED, db_index=True)
@@ -417,6 +429,10 @@ class Entrant(models.Model):
     builtin_bot = models.CharField(max_length=32, blank=True)
     registered_bot = models.ForeignKey(RegisteredBot, null=True, blank=True, on_delete=models.SET_NULL)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    #: A bridge pair of two registered bots (JOIN-T names a partner): ``registered_bot`` sits
+    #: in its side's first seat (North or East), this one in the second (South or West).
+    partner_bot = models.ForeignKey(RegisteredBot, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="partner_entries")
     display_name = models.CharField(max_length=64)
     #: The first round it plays (a late entrant's missed rounds are byes).
     joined_round = models.PositiveIntegerField(default=1)
