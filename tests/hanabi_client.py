@@ -24,7 +24,7 @@ class HanabiClient:
     ``start_when`` names in a CONNECTION_RESPONSE (None: never)."""
 
     def __init__(self, port: int, name: str, path: str = "", start_when: int | None = None,
-                 play: bool = True, host: str = "127.0.0.1"):
+                 play: bool = True, host: str = "127.0.0.1", key: str | None = None):
         self.name = name
         self.start_when = start_when
         self.play = play
@@ -34,7 +34,8 @@ class HanabiClient:
         self.ws = connect(f"ws://{host}:{port}{path}", open_timeout=10, max_size=2**20, legacy=True)
         self.done = threading.Event()
         self._lock = threading.Lock()
-        self.send({"msg_type": "CONNECTION_REQUEST", "name": name})
+        # ``key``: ours, a registered bot's key (the original has none).
+        self.send({"msg_type": "CONNECTION_REQUEST", "name": name, **({"key": key} if key else {})})
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 

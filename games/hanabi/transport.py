@@ -155,6 +155,8 @@ class HanabiLobby:
             if seat_id is not None:
                 await self.arena.bot_left(seat_id)
             return
+        if key is not None:  # a copy of a registered bot beside another gets a number (seating)
+            bot.name = bot.display_name
         if seat_id is not None:
             await self._at_web_table(bot, seat_id)
         else:

@@ -167,15 +167,17 @@ class Seating:
         hung up meanwhile (then freed again).  In the seating worker, so two bots of one name
         cannot both pass the ``unique_name`` test."""
         async with self._holding:
-            seat, made = await sync_to_async(self._claim_or_make)(game, spec, endpoint, config, auto, index, new_table)
+            seat, made = await sync_to_async(self._claim_or_make)(game, spec, endpoint, config, auto, index, new_table,
+                                                                  unique_name)
             if seat is TOURNAMENT_WAIT:
                 return seat
             if seat is None:
                 raise LookupError(f"no {spec.title} table has an open bot seat")
             if not made and unique_name and await sync_to_async(tables.name_taken)(
-                    seat.match_id, endpoint.display_name, but=seat.pk):
+                    seat.match_id, seat.display_name, but=seat.pk):
                 await self._give_back(seat)
                 raise NameTaken(f"a player named {endpoint.display_name!r} is already at table {seat.match_id}")
+            endpoint.display_name = seat.display_name  # with a copy's number (_claim_or_make)
             if endpoint.gone:  # hung up while we looked for a seat
                 await self._give_back(seat)
             else:
@@ -183,7 +185,7 @@ class Seating:
             return seat
 
     def _claim_or_make(self, game: str, spec, endpoint: SeatEndpoint, config: dict | None, auto: bool,
-                       index: int | None, new_table: bool) -> tuple[Seat | None, bool]:
+                       index: int | None, new_table: bool, unique_name: bool = False) -> tuple[Seat | None, bool]:
         """The database half of :meth:`_claim`, in one trip to the database thread (each trip
         costs both threads a hand-off: about a tenth of a Blokus game's setup): an open bot
         seat, else (with ``auto``) one at a new automatic table made for it.  ``(seat or None,
@@ -193,11 +195,22 @@ class Seating:
         if not new_table:
             seat = tables.claim_bot_seat(game, endpoint.display_name, config, bot_id=endpoint.bot_id, index=index,
                                          owner=self.name, lease_s=self.lease_s)
-        if seat is not None or not auto:
+            if (unique_name and seat is not None and seat.reserved and seat.registered_bot_id is not None
+                    and tables.name_taken(seat.match_id, seat.display_name, but=seat.pk)):
+                # A seat held for this very bot beside another of its copies (one entrant fills
+                # a cooperative tournament's table): a number tells them apart, in this trip to
+                # the database thread, so no reader of the table (this arena holds it) sees
+                # two of one name.
+                tables.number_copy(seat)
+        if seat is not None:
             return seat, False
         if endpoint.bot_id is not None and not new_table and index is None and schedule.entrant_waits(
                 game, endpoint.bot_id):
-            return TOURNAMENT_WAIT, False  # a tournament's entrant: its next match's seat, not an automatic table
+            # A tournament's entrant: its next match's seat, not an automatic table (nor, in a
+            # game that gathers its own, as Hanabi does without ``auto``, a gathering one).
+            return TOURNAMENT_WAIT, False
+        if not auto:
+            return None, False
         auto_config = {**spec.auto_config(), **(config or {})}
         choices = [tables.OPEN_BOT] * spec.num_seats(spec.normalize_config(auto_config))
         index = index or 0

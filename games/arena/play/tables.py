@@ -337,6 +337,22 @@ def name_taken(match_id: int, name: str, but: int | None = None) -> bool:
     return Seat.objects.filter(match_id=match_id, occupied=True, display_name=name).exclude(pk=but).exists()
 
 
+def number_copy(seat: Seat) -> str:
+    """Give ``seat`` (taken by a registered bot at a table where the same bot already sits
+    under its name) the bot's name with the first free number, ``"name (2)"``, ``"name
+    (3)"``, ...; returns it.  One entrant fills every seat of a cooperative tournament's table
+    (Hanabi), and its protocol tells players apart by name (``target_player``): the copies
+    need names of their own, which each learns as a bot of the original learns its name (the
+    last of its first ``CONNECTION_RESPONSE``)."""
+    taken = set(Seat.objects.filter(match_id=seat.match_id).exclude(pk=seat.pk).values_list("display_name", flat=True))
+    number = 2
+    while f"{seat.display_name} ({number})" in taken:
+        number += 1
+    seat.display_name = f"{seat.display_name} ({number})"
+    Seat.objects.filter(pk=seat.pk).update(display_name=seat.display_name)
+    return seat.display_name
+
+
 def join_seat(match_id: int, index: int, sitter: Sitter) -> str | None:
     """Take open person-seat ``index`` at an open table; returns an error text or None.  At
     a game whose players are told apart by name (``GameSpec.unique_names``) a name already

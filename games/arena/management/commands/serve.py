@@ -49,6 +49,8 @@ import functools
 import gc
 import logging
 import signal
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
@@ -401,9 +403,14 @@ class Command(BaseCommand):
         except ListenerError as exc:  # exit status 1, the message on stderr
             raise CommandError(str(exc)) from None
 
-    def _daphne(self, host: str, port: int | None, with_arena: bool) -> None:
+    def _daphne(self, host: str, port: int | None, with_arena: bool,
+                then: Callable[[Any], Awaitable[None]] | None = None) -> None:
         """Daphne on ``host:port`` (None: no web port) and, with the arena, every game's bot
-        WebSocket port (Hanabi's 4444), all on one loop with the arena."""
+        WebSocket port (Hanabi's 4444), all on one loop with the arena.  ``then``: a
+        coroutine function given the started arena; when it returns the server stops, as on
+        Ctrl-C (``manage.py tournament run`` watches its tournament so).  Raises
+        :class:`~games.arena.play.arena.ListenerError` when a port cannot be listened on or
+        the arena cannot start."""
         from daphne.server import Server  # installs the asyncio reactor; import before twisted
         from twisted.internet import defer, reactor
 
@@ -437,6 +444,8 @@ class Command(BaseCommand):
             run no match); its reason becomes the exit message."""
             error = None if task.cancelled() else task.exception()
             if error is None:
+                if then is not None:
+                    asyncio.ensure_future(then(arena)).add_done_callback(then_done)
                 return
             if isinstance(error, ListenerError):
                 failures.append(str(error))
@@ -445,6 +454,14 @@ class Command(BaseCommand):
                 failures.append(f"the arena could not start: {error}")
                 log.critical(failures[-1], exc_info=error)
             reactor.stop()
+
+        def then_done(task: asyncio.Future) -> None:
+            error = None if task.cancelled() else task.exception()
+            if error is not None:
+                failures.append(f"stopped: {error}")
+                log.critical(failures[-1], exc_info=error)
+            if reactor.running:
+                reactor.stop()
 
         def ready():
             for sock in shared:  # Twisted listens on a copy of each

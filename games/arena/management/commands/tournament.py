@@ -31,7 +31,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from games.arena import registry
+from games.arena.bots.bot_sockets import bot_socket_addresses
 from games.arena.models import RegisteredBot, Tournament
+from games.arena.play.arena import ListenerError
 from games.arena.tournaments import schedule, standings
 
 #: Seconds between two progress reads while ``run`` waits for its tournament.
@@ -60,6 +62,21 @@ def _http_entrant(game: str, spec_text: str) -> str:
                                                path_style=RegisteredBot.PathStyle.SEED if style == "seed"
                                                else RegisteredBot.PathStyle.KIT)
     return f"registered:{bot.pk}"
+
+
+def _creator(username: str | None, entrants: list[str]) -> int | None:
+    """The user a tournament made here is created as (its creator may enter their own
+    registered bots unshared, schedule.create): ``username``'s, else the one owner of the
+    unshared registered bots among ``entrants`` (a bot author running their own bot, or the
+    ``local`` user's HTTP bots), else nobody.  Raises ``CommandError`` for an unknown user."""
+    if username:
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise CommandError(f"There is no user {username!r}.")
+        return user.pk
+    ids = [int(e.split(":", 1)[1]) for e in entrants if e.startswith("registered:") and e.split(":", 1)[1].isdigit()]
+    owners = set(RegisteredBot.objects.filter(pk__in=ids, shared=False).values_list("owner_id", flat=True))
+    return owners.pop() if len(owners) == 1 else None
 
 
 def _config(pairs: list[str]) -> dict:
@@ -100,6 +117,9 @@ class Command(BaseCommand):
                            help="two entrants: stop once one is better with 95%% confidence")
             p.add_argument("--starts-at", default=None, help="ISO time (create only; default now)")
             p.add_argument("--json", action="store_true", help="print the result as JSON")
+            p.add_argument("--as", dest="as_user", default=None, metavar="USERNAME",
+                           help="create it as this user, who may enter their own bots unshared (default: the "
+                                "owner of the unshared registered bots entered, when they have one owner)")
             p.add_argument("--no-migrate", action="store_true")
         p = sub.add_parser("show", help="a tournament's standings")
         p.add_argument("id", type=int)
@@ -133,7 +153,7 @@ class Command(BaseCommand):
                 game=o["game"], config=_config(o["config"]), format=o["format"], entrants=entrants, name=o["name"],
                 per_pairing=o["per_pairing"], rounds=o["rounds"], at_once=o["at_once"], think_s=o["think"],
                 pace_s=o["pace"], rated=not o["unrated"], late_join=o["late_join"], wait_s=o["wait"],
-                early_stop=o["early_stop"], starts_at=starts_at)
+                early_stop=o["early_stop"], starts_at=starts_at, created_by_id=_creator(o["as_user"], entrants))
         except ValueError as exc:
             raise CommandError(str(exc)) from None
 
@@ -145,40 +165,59 @@ class Command(BaseCommand):
             logging.getLogger("arena").setLevel(logging.WARNING)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
-            asyncio.run(self._run_here(tournament, quiet=o["json"]))
+            if o["game"] in bot_socket_addresses().values():
+                # The game's bots connect over WebSocket (Hanabi): Daphne serves that port, on
+                # one loop with the arena, as ``serve --role arena`` does; Ctrl-C stops the
+                # reactor (no KeyboardInterrupt here), so a tournament still running after it
+                # was stopped so.
+                from games.arena.management.commands.serve import Command as Serve
+
+                Serve()._daphne(settings.ARENA["HOST"], None, with_arena=True,
+                                then=lambda arena: self._watch(tournament, quiet=o["json"]))
+            else:
+                asyncio.run(self._run_here(tournament, quiet=o["json"]))
         except KeyboardInterrupt:
-            for _ in schedule.cancel(tournament.pk, "stopped with Ctrl-C"):
-                pass  # the arena cancelled its matches as it stopped
-            self.stderr.write("stopped with Ctrl-C: what was played so far follows")
+            pass
+        except ListenerError as exc:
+            schedule.cancel(tournament.pk, f"not run: {exc}")
+            raise CommandError(str(exc)) from None
         tournament.refresh_from_db()
+        if tournament.status in (Tournament.Status.SCHEDULED, Tournament.Status.RUNNING):
+            schedule.cancel(tournament.pk, "stopped with Ctrl-C")  # its arena stopped its matches
+            self.stderr.write("stopped with Ctrl-C: what was played so far follows")
+            tournament.refresh_from_db()
         self._print(tournament, as_json=o["json"])
 
     async def _run_here(self, tournament: Tournament, quiet: bool) -> None:
-        """An arena in this process runs the tournament (with every other waiting table of
-        this database, as any arena does) until it is over; a progress bar on stderr."""
-        from asgiref.sync import sync_to_async
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
+        """An arena in this process (every game's TCP doors) runs the tournament, with every
+        other waiting table of this database as any arena does, until it is over."""
         from games.arena.play.arena import Arena
 
         arena = Arena()
         await arena.start()
-        console = Console(file=sys.stderr)
         try:
-            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TimeRemainingColumn(), console=console, disable=quiet) as bar:
-                task = bar.add_task(tournament.name, total=None)
-                while True:
-                    await asyncio.sleep(POLL_S)
-                    t, table = await sync_to_async(_read)(tournament.pk)
-                    leaders = "  ".join(f"{r.name} {r.points:g}" for r in table.rows[:4])
-                    bar.update(task, total=table.planned, completed=table.done,
-                               description=f"{t.name} [{leaders}]")
-                    if t.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
-                        break
+            await self._watch(tournament, quiet)
         finally:
             await arena.stop()
+
+    async def _watch(self, tournament: Tournament, quiet: bool) -> None:
+        """A progress bar on stderr with the running score, until the tournament is over."""
+        from asgiref.sync import sync_to_async
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        console = Console(file=sys.stderr)
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeRemainingColumn(), console=console, disable=quiet) as bar:
+            task = bar.add_task(tournament.name, total=None)
+            while True:
+                await asyncio.sleep(POLL_S)
+                t, table = await sync_to_async(_read)(tournament.pk)
+                leaders = "  ".join(f"{r.name} {r.points:g}" for r in table.rows[:4])
+                bar.update(task, total=table.planned, completed=table.done,
+                           description=f"{t.name} [{leaders}]")
+                if t.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
+                    break
 
     # --- reading --------------------------------------------------------------------
     def _print(self, tournament: Tournament, as_json: bool = False, as_csv: bool = False) -> None:
