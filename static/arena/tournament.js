@@ -2,7 +2,8 @@
 // standings, the chart of points over games done, the cross-table and the matches from the
 // JSON in <script id="tournament-data"> (games/arena/web/tournaments.py, snapshot()), then
 // keeps them current from /ws/tournaments/<id>/ (TournamentConsumer): each
-// {"type": "tournament.standings", "tournament": ...} is drawn, then acknowledged with
+// {"type": "tournament.standings", "tournament": ..., "you": [...]} is drawn (``you``: the
+// person's own tables of it, for "Your match is ready"), then acknowledged with
 // {"type": "ack"} (the server sends the next one only then).
 (function () {
   "use strict";
@@ -144,8 +145,34 @@
     });
   }
 
+  // "Your match is ready — play": the person's own tables (tournaments.your_tables), with
+  // the time their seat is forfeited if they do not come.
+  var you = data.you || [];
+  function drawYou() {
+    var box = $("t-you");
+    if (!box) return;
+    box.replaceChildren();
+    you.forEach(function (m) {
+      var p = el("p"), a = el("a", m.waiting ? "Play" : "Back to your table", "button");
+      a.href = m.url;
+      if (m.waiting) {
+        p.appendChild(el("b", "Your match is ready (round " + m.round + ")"));
+        p.appendChild(a);
+        var at = new Date(m.forfeit_at);
+        p.appendChild(el("span", "Take your seat by " + at.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit"}) +
+                         ", or the match is forfeited.", "hint"));
+      } else {
+        p.appendChild(el("b", m.running ? "Your match is on (round " + m.round + ")" : "You are seated (round " + m.round + "): waiting for the others"));
+        p.appendChild(a);
+      }
+      box.appendChild(p);
+    });
+    box.hidden = !you.length;
+  }
+
   function draw(t) {
     data = t;
+    if ($("t-entry-forms")) $("t-entry-forms").hidden = !t.entry_open;
     var status = $("t-status");
     status.textContent = STATUS[t.status] || t.status;
     status.className = "status status-" + t.status;
@@ -171,6 +198,8 @@
       var message = JSON.parse(event.data);
       if (message.type !== "tournament.standings") return;
       draw(message.tournament);
+      you = message.you || [];
+      drawYou();
       ws.send(JSON.stringify({type: "ack"}));
       if (OVER[data.status]) { $("t-live").textContent = ""; ws.close(); }
     };
@@ -182,5 +211,6 @@
     };
   }
   draw(data);
+  drawYou();
   connect();
 })();
