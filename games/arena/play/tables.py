@@ -212,7 +212,9 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     ``seed``: the match's seed (a tournament's deal), else a random one;
     ``tournament_game_id``: the tournament game it plays (games/arena/tournaments/schedule.py);
     ``rated``: whether its result feeds the ratings; ``known_bots``: registered bots by id
-    already read (a tournament's entrants), not read again.
+    already read (a tournament's entrants), not read again, nor checked with :func:`may_seat`
+    (their entry was: the owner, or anyone when shared, entered them, and the table is the
+    tournament's, whoever organised it).
     """
     spec = registry.get(game)
     config = spec.table_config(config)
@@ -253,11 +255,12 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
         elif choice.startswith(REGISTERED_PREFIX) and spec.doors:
             key = choice[len(REGISTERED_PREFIX):].strip()
             bot = (known_bots or {}).get(int(key)) if key.isdigit() else None
-            if bot is None or bot.game != game:
+            entered = bot is not None and bot.game == game  # a tournament's entrant: checked at its entry
+            if not entered:
                 bot = RegisteredBot.objects.filter(game=game, pk=key or 0).first()
             if bot is None:
                 raise ValueError("That registered bot does not exist (any more).")
-            if not may_seat(bot, sitter):
+            if not entered and not may_seat(bot, sitter):
                 raise ValueError(f"{bot.name} is not shared by its owner: only they may seat it.")
             if spec.calls_bots:  # the server calls it: seated at once
                 seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL, registered_bot=bot, occupied=True,

@@ -115,17 +115,23 @@ def create(*, game: str, config: dict, format: str, entrants: list[str], name: s
     ``format`` (:class:`Tournament.Format`) between ``entrants`` (``"builtin:<name>"``,
     ``"registered:<id>"``), starting at ``starts_at`` (None: now; the arenas start it at
     their next sweep).  ``per_pairing``: round robin's matches per pairing, duplicate's deals
-    per pairing; ``rounds``: Swiss rounds (0: ceil(log2(entrants))).  Raises ``ValueError``
+    per pairing; ``rounds``: Swiss rounds (0: ceil(log2(entrants)) at the start).  Scheduled
+    ahead (``starts_at`` in the future) it may have fewer entrants than a match needs, even
+    none, for people to sign up (:func:`join`).  Raises ``ValueError``
     with a message for anything out of bounds or impossible (the module's ``MAX_*``)."""
     spec = registry.get(game)
     config = spec.table_config(config)
     if format not in Tournament.Format.values:
         raise ValueError(f"Unknown format {format!r}: one of {', '.join(Tournament.Format.values)}.")
     k = len(sides_of(spec, config))
-    if not 1 <= len(entrants) <= MAX_ENTRANTS:
+    # Scheduled ahead, it may wait for people to sign up (join): too few at its start, it is
+    # cancelled then (too_few).
+    ahead = starts_at is not None and starts_at > timezone.now()
+    if not (0 if ahead else 1) <= len(entrants) <= MAX_ENTRANTS:
         raise ValueError(f"A tournament has 1 to {MAX_ENTRANTS} entrants.")
-    if len(entrants) < max(k, 2 if k == 1 and format == Tournament.Format.SWISS else k):
-        raise ValueError(f"{spec.title} with this configuration needs at least {k} entrants a match.")
+    if len(entrants) < max(k, 2 if k == 1 and format == Tournament.Format.SWISS else k) and not ahead:
+        raise ValueError(f"{spec.title} with this configuration needs at least {k} entrants a match "
+                         "(or a start time ahead, for people to sign up).")
     registered = [e for e in entrants if not e.startswith(tables.BUILTIN_PREFIX)]
     if len(set(registered)) != len(registered):
         raise ValueError("A registered bot is entered twice.")
@@ -154,10 +160,10 @@ def create(*, game: str, config: dict, format: str, entrants: list[str], name: s
     for row, display_name in zip(rows, shown):
         row.display_name = display_name
     if format == Tournament.Format.SWISS:
-        rounds = rounds or formats.swiss_rounds_needed(len(entrants))
-        planned = rounds * (len(entrants) // 2)
+        # 0 (automatic) stays 0 until the start, which counts the entrants then (_start).
+        planned = (rounds or formats.swiss_rounds_needed(max(len(entrants), 1))) * (len(entrants) // 2)
     else:
-        planned = len(_plan(format, len(entrants), k, per_pairing))
+        planned = len(_plan(format, len(entrants), k, per_pairing)) if len(entrants) >= k else 0
         rounds = 0
     if planned > MAX_GAMES:
         raise ValueError(f"That plan has {planned} matches; a tournament has at most {MAX_GAMES}.")
@@ -206,10 +212,10 @@ def join(tournament_id: int, choice: str, user_id: int | None) -> Entrant:
         if entrant.builtin_bot and tournament.entrants.filter(builtin_bot=entrant.builtin_bot).exists():
             entrant.display_name = f"{entrant.display_name} ({count + 1})"
         if tournament.format == Tournament.Format.SWISS:
-            planned = tournament.rounds * ((count + 2) // 2)
+            planned = (tournament.rounds or formats.swiss_rounds_needed(count + 1)) * ((count + 2) // 2)
         else:
-            planned = len(_plan(tournament.format, count + 1, len(sides_of(spec, tournament.config)),
-                                tournament.per_pairing))
+            k = len(sides_of(spec, tournament.config))
+            planned = len(_plan(tournament.format, count + 1, k, tournament.per_pairing)) if count + 1 >= k else 0
         if planned > MAX_GAMES:
             raise ValueError(f"With one more entrant the plan has {planned} matches; at most {MAX_GAMES}.")
         entrant.tournament = tournament
@@ -266,6 +272,7 @@ def _start(tournament: Tournament) -> None:
     """Write the plan of a due tournament (its row locked by the caller) and mark it running:
     every game of a round robin or duplicate, the first round of a Swiss."""
     if tournament.format == Tournament.Format.SWISS:
+        tournament.rounds = tournament.rounds or formats.swiss_rounds_needed(tournament.entrants.count())
         _pair_swiss_round(tournament)
     else:
         spec = registry.get(tournament.game)
