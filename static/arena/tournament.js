@@ -37,6 +37,10 @@
     bar.querySelector(".done").style.width = (100 * p.done / total) + "%";
     bar.querySelector(".running").style.width = (100 * Math.min(p.running, p.planned - p.done) / total) + "%";
     var words = p.done + " of " + p.planned + " games done · " + p.running + " running · " + p.left + " left";
+    if (t.status === "scheduled") {
+      words = "Not started yet · " + t.standings.length + " entrant" + (t.standings.length === 1 ? "" : "s") +
+        (t.entry_open ? " so far" : "");
+    }
     if (t.status === "running" && p.eta_s !== null) {
       var at = new Date(Date.now() + p.eta_s * 1000);
       words += " · finishes in about " + duration(p.eta_s) + " (" + at.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"}) + ")";
@@ -168,11 +172,16 @@
       box.appendChild(p);
     });
     box.hidden = !you.length;
+    // A tab in the background says so in its title too.
+    var waiting = you.some(function (m) { return m.waiting; });
+    document.title = (waiting ? "▶ Your match is ready · " : "") + baseTitle;
   }
+  var baseTitle = document.title;
 
   function draw(t) {
     data = t;
     if ($("t-entry-forms")) $("t-entry-forms").hidden = !t.entry_open;
+    if ($("t-starts")) $("t-starts").hidden = t.status !== "scheduled";
     var status = $("t-status");
     status.textContent = STATUS[t.status] || t.status;
     status.className = "status status-" + t.status;
