@@ -274,8 +274,10 @@ def test_the_live_page_tells_the_person_their_match_is_ready(client, people):
     data = client.get(f"/tournaments/{t.pk}/").context["data"]
     assert [(y["id"], y["url"], y["waiting"]) for y in data["you"]] == [(match.pk, f"/matches/{match.pk}/", True)]
     assert data["you"][0]["forfeit_at"] == (match.created_at + timedelta(seconds=90)).isoformat()
+    assert 'data-testid="ready"' in client.get("/tournaments/").content.decode()  # the list says so too
     client.force_login(olga)  # the organiser, not an entrant: nothing of theirs
     assert client.get(f"/tournaments/{t.pk}/").context["data"]["you"] == []
+    assert 'data-testid="ready"' not in client.get("/tournaments/").content.decode()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -365,3 +367,30 @@ def test_a_late_entry_swiss_takes_people_and_bots_until_half_its_rounds(client, 
     Tournament.objects.filter(pk=t.pk).update(round=2)
     page = client.get(f"/tournaments/{t.pk}/")
     assert not page.context["entry_open"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_arena_forfeits_a_person_who_never_comes(people):
+    """A real arena's sweeps: the person's two matches wait the (tiny) wait, then are forfeited;
+    the built-in bots' match between them is played."""
+    from tests.test_tournaments import run_to_end, started_arena
+
+    olga, pia, _ = people
+    t = schedule.create(game="liars_dice", config=LD, format="round_robin",
+                        entrants=["builtin:random", "builtin:probability", "me"], wait_s=0.3,
+                        created_by_id=pia.pk)
+
+    async def run():
+        arena = await started_arena()
+        try:
+            return await run_to_end(arena, t.pk, seconds=60)
+        finally:
+            await arena.stop()
+
+    assert asyncio.run(run()).status == "finished"
+    rows = {r.name: r for r in standings.compute(t).rows}
+    assert (rows["pia"].forfeits, rows["pia"].points) == (2, 0)
+    assert rows["Random bot"].games == rows["Probability bot"].games == 2
+    reasons = set(TournamentGame.objects.filter(tournament=t, forfeit__isnull=False).values_list("forfeit__reason",
+                                                                                                flat=True))
+    assert reasons == {"pia did not come to the table within 0.3 s: forfeit"}

@@ -248,7 +248,8 @@ def withdraw(tournament_id: int, user_id: int) -> Entrant:
         entrant.delete()
         # One row at a time, lowest first: each moves into the index the last one freed
         # (one UPDATE of them all could meet unique_entrant_index half-way).
-        for pk, index in tournament.entrants.filter(index__gt=entrant.index).order_by("index").values_list("pk", "index"):
+        later = tournament.entrants.filter(index__gt=entrant.index).order_by("index")
+        for pk, index in later.values_list("pk", "index"):
             Entrant.objects.filter(pk=pk).update(index=index - 1)
         return entrant
 

@@ -278,7 +278,7 @@ def progress_of(tournaments: list[Tournament]) -> dict[int, tuple[int, int]]:
 
 def tournament_list(request):
     """Every tournament, newest first, :data:`LIST_PAGE` a page: name, game, format, status,
-    progress, created."""
+    progress, created; "your match is ready" by those where a seat waits for the visitor."""
     paginator = Paginator(Tournament.objects.select_related("created_by").order_by("-created_at", "-pk"), LIST_PAGE)
     try:
         number = page_number(request.GET.get("page"), paginator.num_pages)
@@ -287,7 +287,14 @@ def tournament_list(request):
     page = paginator.page(number)
     progress = progress_of(list(page.object_list))
     titles = {g.slug: g.title for g in registry.all_games()}
-    rows = [{"t": t, "title": titles.get(t.game, t.game), "done": progress[t.pk][0], "planned": progress[t.pk][1]}
+    ready = set()  # where a seat waits for the visitor ("your match is ready")
+    if request.user.is_authenticated:
+        ready = set(Seat.objects.filter(
+            user_id=request.user.pk, kind=Seat.Kind.HUMAN, reserved=True, occupied=False, match__status=Match.Status.OPEN,
+            match__tournament_game__tournament__in=[t.pk for t in page.object_list]).values_list(
+                "match__tournament_game__tournament_id", flat=True))
+    rows = [{"t": t, "title": titles.get(t.game, t.game), "done": progress[t.pk][0], "planned": progress[t.pk][1],
+             "ready": t.pk in ready}
             for t in page.object_list]
     return render(request, "arena/tournaments.html", {"page": page, "rows": rows})
 
