@@ -563,10 +563,12 @@ PARAMETERS = {
     "/api/tournaments/{tournament_id}/standings.csv": {"tournament_id"},
     "/api/tournaments/{tournament_id}/cancel": {"tournament_id"},
     "/api/tournaments/{tournament_id}/entrants": {"tournament_id"},
+    "/api/tournaments/{tournament_id}/entrants/me": {"tournament_id"},
 }
-#: The endpoints that change something (POST, with a personal API token); every other one is a GET.
+#: The endpoints that change something (POST or DELETE, with a personal API token); every other one is a GET.
 WRITES = {"/api/tournaments/": ["get", "post"], "/api/tournaments/{tournament_id}/cancel": ["post"],
-          "/api/tournaments/{tournament_id}/entrants": ["post"]}
+          "/api/tournaments/{tournament_id}/entrants": ["post"],
+          "/api/tournaments/{tournament_id}/entrants/me": ["delete"]}
 
 
 def test_the_openapi_document_describes_every_endpoint_and_its_answers(client, data):

@@ -83,3 +83,105 @@ def test_a_round_robin_fills_its_live_page_without_a_reload(arena_factory, brows
     assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]  # tables scroll in their boxes
     shoot(phone, "phone-finished")
     assert page.errors == [] and phone.errors == []
+
+
+SETUP = """
+from datetime import timedelta
+from django.contrib.auth.models import User
+from django.utils import timezone
+from games.arena.models import RegisteredBot
+from games.arena.tournaments import schedule
+olga = User.objects.create_user('olga', password='pw-olga-123')
+pia = User.objects.create_user('pia', password='pw-pia-123')
+RegisteredBot.objects.create(owner=pia, game='liars_dice', name='pia-bot', key_hash='x' * 64)
+t = schedule.create(game='liars_dice', config={'players': 2, 'dice': 2, 'games': 1}, format='round_robin',
+                    entrants=['builtin:probability'], name="Olga's open table", wait_s=600,
+                    starts_at=timezone.now() + timedelta(hours=1), created_by_id=olga.pk)
+print(t.pk)
+"""
+
+
+def log_in(page, url: str, name: str) -> None:
+    page.goto(url + "/accounts/login/")
+    page.get_by_label("Username").fill(name)
+    page.get_by_label("Password").fill(f"pw-{name}-123")
+    page.get_by_role("button", name="Log in").click()
+
+
+def play_liars_dice_to_the_end(page) -> int:
+    """Click through a Liar's Dice match: challenge a standing bid, else bid what the picker
+    offers; let the window's bids stand.  Returns the moves made."""
+    moves = 0
+    while True:
+        page.wait_for_selector("#actions .controls[data-kind], .status-line.done", timeout=60_000)
+        if page.locator(".status-line.done").count():
+            return moves
+        controls = page.locator("#actions .controls[data-kind]")
+        if controls.get_attribute("data-kind") == "challenge_window":
+            controls.get_by_role("button", name="Let it stand").click()
+        elif controls.locator("button.challenge").count():
+            controls.locator("button.challenge").click()
+        else:
+            controls.locator("button.bid").click()
+        moves += 1
+        page.wait_for_function("""() => {
+            const actions = document.querySelector('#actions');
+            return !actions || !actions.children.length
+                || actions.querySelector('.controls.sent, .controls[data-kind]') !== null;
+        }""", timeout=10_000)
+
+
+def test_a_person_signs_up_plays_their_match_from_the_page_and_the_standings_count_it(arena_factory,  # noqa: F811
+                                                                                        browser):
+    arena = arena_factory(env={"ARENA_BUILTIN_DELAY": "0.05", "ARENA_ROUND_PAUSE": "0.2",
+                               "ARENA_HUMAN_DEADLINE": "30", "ARENA_HUMAN_CHALLENGE_WINDOW": "5"})
+    tid = int(arena.shell(SETUP).split()[-1])
+    page = new_page(browser, viewport=DESKTOP)
+    page.goto(f"{arena.url}/tournaments/{tid}/")
+    expect(page.get_by_test_id("login-to-enter")).to_be_visible()  # a visitor is asked to log in first
+    log_in(page, arena.url, "pia")
+    page.goto(f"{arena.url}/tournaments/{tid}/")
+    expect(page.get_by_test_id("bot-choice")).to_contain_text("pia-bot")
+    shoot(page, "desktop-signup")
+    phone = new_page(browser, viewport=PHONE)
+    log_in(phone, arena.url, "pia")
+    phone.goto(f"{arena.url}/tournaments/{tid}/")
+    assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    shoot(phone, "phone-signup")
+
+    page.get_by_test_id("signup").click()
+    expect(page.locator("#t-entry")).to_contain_text("You are entrant pia")
+    expect(page.get_by_test_id("standings")).to_contain_text("pia")
+    expect(page.get_by_test_id("withdraw")).to_be_visible()
+    phone.reload()
+
+    # The start: the arena makes the match and holds pia's seat; her page says so, live.
+    arena.shell(f"from django.utils import timezone\nfrom games.arena.models import Tournament\n"
+                f"Tournament.objects.filter(pk={tid}).update(starts_at=timezone.now())\n")
+    ready = page.get_by_test_id("your-match")
+    expect(ready).to_contain_text("Your match is ready", timeout=30_000)
+    expect(page.locator("#t-entry-forms")).to_be_hidden()  # started: no more entries
+    expect(phone.get_by_test_id("your-match")).to_contain_text("Your match is ready", timeout=30_000)
+    assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    shoot(page, "desktop-ready")
+    shoot(phone, "phone-ready")
+    phone.close()
+
+    ready.get_by_role("link", name="Play").click()
+    expect(page.get_by_test_id("tournament-link")).to_contain_text("Olga's open table")
+    shoot(page, "desktop-held-seat")
+    page.get_by_test_id("take-held-seat").click()
+    page.locator(".board .players").wait_for(timeout=30_000)  # every seat taken: it starts
+    assert play_liars_dice_to_the_end(page) >= 1
+
+    page.get_by_test_id("back-to-tournament").click(timeout=30_000)
+    expect(page.get_by_test_id("status")).to_have_text("finished", timeout=30_000)
+    expect(page.locator("#t-progress")).to_contain_text("1 of 1 games done")
+    rows = page.get_by_test_id("standings").locator("tbody tr")
+    expect(rows).to_have_count(2)
+    games = {rows.nth(i).locator("td.name").text_content(): rows.nth(i).locator("td").nth(5).text_content()
+             for i in range(2)}
+    assert games == {"pia": "1", "Probability bot": "1"}
+    expect(page.get_by_test_id("your-match")).to_be_hidden()
+    shoot(page, "desktop-after")
+    assert page.errors == []

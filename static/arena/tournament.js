@@ -2,7 +2,8 @@
 // standings, the chart of points over games done, the cross-table and the matches from the
 // JSON in <script id="tournament-data"> (games/arena/web/tournaments.py, snapshot()), then
 // keeps them current from /ws/tournaments/<id>/ (TournamentConsumer): each
-// {"type": "tournament.standings", "tournament": ...} is drawn, then acknowledged with
+// {"type": "tournament.standings", "tournament": ..., "you": [...]} is drawn (``you``: the
+// person's own tables of it, for "Your match is ready"), then acknowledged with
 // {"type": "ack"} (the server sends the next one only then).
 (function () {
   "use strict";
@@ -36,6 +37,10 @@
     bar.querySelector(".done").style.width = (100 * p.done / total) + "%";
     bar.querySelector(".running").style.width = (100 * Math.min(p.running, p.planned - p.done) / total) + "%";
     var words = p.done + " of " + p.planned + " games done · " + p.running + " running · " + p.left + " left";
+    if (t.status === "scheduled") {
+      words = "Not started yet · " + t.standings.length + " entrant" + (t.standings.length === 1 ? "" : "s") +
+        (t.entry_open ? " so far" : "");
+    }
     if (t.status === "running" && p.eta_s !== null) {
       var at = new Date(Date.now() + p.eta_s * 1000);
       words += " · finishes in about " + duration(p.eta_s) + " (" + at.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"}) + ")";
@@ -144,8 +149,39 @@
     });
   }
 
+  // "Your match is ready — play": the person's own tables (tournaments.your_tables), with
+  // the time their seat is forfeited if they do not come.
+  var you = data.you || [];
+  function drawYou() {
+    var box = $("t-you");
+    if (!box) return;
+    box.replaceChildren();
+    you.forEach(function (m) {
+      var p = el("p"), a = el("a", m.waiting ? "Play" : "Back to your table", "button");
+      a.href = m.url;
+      if (m.waiting) {
+        p.appendChild(el("b", "Your match is ready (round " + m.round + ")"));
+        p.appendChild(a);
+        var at = new Date(m.forfeit_at);
+        p.appendChild(el("span", "Take your seat by " + at.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit"}) +
+                         ", or the match is forfeited.", "hint"));
+      } else {
+        p.appendChild(el("b", m.running ? "Your match is on (round " + m.round + ")" : "You are seated (round " + m.round + "): waiting for the others"));
+        p.appendChild(a);
+      }
+      box.appendChild(p);
+    });
+    box.hidden = !you.length;
+    // A tab in the background says so in its title too.
+    var waiting = you.some(function (m) { return m.waiting; });
+    document.title = (waiting ? "▶ Your match is ready · " : "") + baseTitle;
+  }
+  var baseTitle = document.title;
+
   function draw(t) {
     data = t;
+    if ($("t-entry-forms")) $("t-entry-forms").hidden = !t.entry_open;
+    if ($("t-starts")) $("t-starts").hidden = t.status !== "scheduled";
     var status = $("t-status");
     status.textContent = STATUS[t.status] || t.status;
     status.className = "status status-" + t.status;
@@ -171,6 +207,8 @@
       var message = JSON.parse(event.data);
       if (message.type !== "tournament.standings") return;
       draw(message.tournament);
+      you = message.you || [];
+      drawYou();
       ws.send(JSON.stringify({type: "ack"}));
       if (OVER[data.status]) { $("t-live").textContent = ""; ws.close(); }
     };
@@ -182,5 +220,6 @@
     };
   }
   draw(data);
+  drawYou();
   connect();
 })();

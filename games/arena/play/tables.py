@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone as dt_timezone
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
@@ -33,6 +34,9 @@ from games.names import MAX_NAME, clean_name  # noqa: F401  (the arena's callers
 ME, OPEN_HUMAN, OPEN_BOT = "me", "open_human", "open_bot"
 BUILTIN_PREFIX = "builtin:"
 REGISTERED_PREFIX = "registered:"
+#: ``"user:<id>"``: a person-seat held for that user (a tournament's person entrant): only
+#: they take it (:func:`join_seat`), and it stays theirs if they leave before the start.
+HELD_PREFIX = "user:"
 
 #: The create-table form's paces: (seconds per move at least, label).  "Watchable" is the
 #: form's choice unless the visitor picks another: bots answer in microseconds, and a match
@@ -182,7 +186,8 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
                  known_bots: dict[int, RegisteredBot] | None = None) -> Match:
     """Create an open table.
 
-    ``seat_choices[i]`` is ``"me"``, ``"open_human"``, ``"open_bot"``, ``"builtin:<name>"`` or
+    ``seat_choices[i]`` is ``"me"``, ``"open_human"``, ``"user:<id>"`` (a seat held for that
+    person, :data:`HELD_PREFIX`), ``"open_bot"``, ``"builtin:<name>"`` or
     ``"registered:<id>"`` (a registered bot that :func:`may_seat` allows ``sitter`` to seat:
     one the server calls over HTTP is seated at once, one that connects gets a seat held
     until it connects with its key); their number must match the game's seat count for
@@ -207,7 +212,9 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     ``seed``: the match's seed (a tournament's deal), else a random one;
     ``tournament_game_id``: the tournament game it plays (games/arena/tournaments/schedule.py);
     ``rated``: whether its result feeds the ratings; ``known_bots``: registered bots by id
-    already read (a tournament's entrants), not read again.
+    already read (a tournament's entrants), not read again, nor checked with :func:`may_seat`
+    (their entry was: the owner, or anyone when shared, entered them, and the table is the
+    tournament's, whoever organised it).
     """
     spec = registry.get(game)
     config = spec.table_config(config)
@@ -232,6 +239,13 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
                               user_id=sitter.user_id, session_key=sitter.session_key))
         elif choice == OPEN_HUMAN:
             seats.append(Seat(index=index, kind=Seat.Kind.HUMAN))
+        elif choice.startswith(HELD_PREFIX):
+            key = choice[len(HELD_PREFIX):]
+            user = get_user_model().objects.filter(pk=int(key)).first() if key.isascii() and key.isdigit() else None
+            if user is None:
+                raise ValueError("That person has no account (any more).")
+            seats.append(Seat(index=index, kind=Seat.Kind.HUMAN, reserved=True, user=user,
+                              display_name=user.get_username()[:MAX_NAME]))
         elif choice == OPEN_BOT and spec.listens:
             seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL))
         elif choice.startswith(BUILTIN_PREFIX) and choice[len(BUILTIN_PREFIX):] in spec.builtin_bots:
@@ -241,11 +255,12 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
         elif choice.startswith(REGISTERED_PREFIX) and spec.doors:
             key = choice[len(REGISTERED_PREFIX):].strip()
             bot = (known_bots or {}).get(int(key)) if key.isdigit() else None
-            if bot is None or bot.game != game:
+            entered = bot is not None and bot.game == game  # a tournament's entrant: checked at its entry
+            if not entered:
                 bot = RegisteredBot.objects.filter(game=game, pk=key or 0).first()
             if bot is None:
                 raise ValueError("That registered bot does not exist (any more).")
-            if not may_seat(bot, sitter):
+            if not entered and not may_seat(bot, sitter):
                 raise ValueError(f"{bot.name} is not shared by its owner: only they may seat it.")
             if spec.calls_bots:  # the server calls it: seated at once
                 seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL, registered_bot=bot, occupied=True,
@@ -356,12 +371,16 @@ def number_copy(seat: Seat) -> str:
 def join_seat(match_id: int, index: int, sitter: Sitter) -> str | None:
     """Take open person-seat ``index`` at an open table; returns an error text or None.  At
     a game whose players are told apart by name (``GameSpec.unique_names``) a name already
-    at the table is refused, as its bots are."""
+    at the table is refused, as its bots are.  A seat held for a person (:data:`HELD_PREFIX`)
+    takes only them."""
     match = Match.objects.filter(pk=match_id).first()
     if match is None or match.status != Match.Status.OPEN:
         return "This table is no longer open."
     if seat_of(match_id, sitter) is not None:
         return "You already have a seat at this table."
+    held = Seat.objects.filter(match_id=match_id, index=index, reserved=True, kind=Seat.Kind.HUMAN).first()
+    if held is not None and (sitter.user_id is None or held.user_id != sitter.user_id):
+        return f"That seat is held for {held.display_name}: only they may take it."
     if registry.get(match.game).unique_names and name_taken(match_id, sitter.name):
         return (f"A player named {sitter.name} already sits at this table, and {registry.get(match.game).title} "
                 "tells its players apart by name: choose another nickname.")
@@ -382,6 +401,8 @@ def leave_seat(match_id: int, sitter: Sitter) -> bool:
     seat = seat_of(match_id, sitter)
     if seat is None:
         return False
+    if seat.reserved:  # held for them: it stays theirs
+        return bool(Seat.objects.filter(pk=seat.pk, match__status=Match.Status.OPEN).update(occupied=False))
     return bool(Seat.objects.filter(pk=seat.pk, match__status=Match.Status.OPEN).update(
         occupied=False, display_name="", user_id=None, session_key=""))
 

@@ -24,6 +24,7 @@ import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
@@ -44,6 +45,8 @@ MAX_PER_PAIRING = 2_000
 MAX_WAIT_S = 3_600.0
 
 LIVE = (Match.Status.OPEN, Match.Status.RUNNING)
+#: The entrant choice of a person entering themselves (the web's "Sign up to play", the API).
+ME = "me"
 #: Why a running match of a tournament that stopped early, or was cancelled, ends.
 STOPPED_EARLY = "the tournament stopped early: its result is decided"
 CANCELLED = "the tournament was cancelled"
@@ -71,7 +74,10 @@ def deal_seed(tournament_seed: int, deal: int) -> int:
 
 def _entrant(spec, choice: str, creator_id: int | None, index: int) -> Entrant:
     """An unsaved :class:`Entrant` for ``choice``; ``ValueError`` with a message if it is not
-    one (an unknown bot, a registered bot its owner does not share with ``creator_id``)."""
+    one (an unknown bot, a registered bot its owner does not share with ``creator_id``).
+    :data:`ME` enters the person ``creator_id`` themselves (they play their own matches)."""
+    if choice == ME:
+        return _person(spec, creator_id, index)
     if choice.startswith(tables.BUILTIN_PREFIX):
         name = choice[len(tables.BUILTIN_PREFIX):]
         if name not in spec.builtin_bots:
@@ -85,7 +91,19 @@ def _entrant(spec, choice: str, creator_id: int | None, index: int) -> Entrant:
         if not tables.may_seat(bot, tables.Sitter(name="", user_id=creator_id)):
             raise ValueError(f"{bot.name} is not shared by its owner: only they may enter it.")
         return Entrant(index=index, registered_bot=bot, display_name=bot.name)
-    raise ValueError(f"Unknown entrant {choice!r}: use builtin:<name> or registered:<id>.")
+    raise ValueError(f"Unknown entrant {choice!r}: use builtin:<name>, registered:<id> or me.")
+
+
+def _person(spec, user_id: int | None, index: int) -> Entrant:
+    """An unsaved person :class:`Entrant` for user ``user_id``; ``ValueError`` for nobody (a
+    guest, the command line) or a partnership game without a bot to partner them."""
+    user = get_user_model().objects.filter(pk=user_id).first() if user_id is not None else None
+    if user is None:
+        raise ValueError("Only a logged-in person may enter themselves.")
+    if spec.teams({f.key: f.default for f in spec.config_fields}) or spec.cooperative:
+        if (spec.standin or spec.strongest_bot) not in spec.builtin_bots:
+            raise ValueError(f"{spec.title} has no built-in bot to partner a person.")
+    return Entrant(index=index, user=user, display_name=user.get_username()[:64])
 
 
 def create(*, game: str, config: dict, format: str, entrants: list[str], name: str = "",
@@ -97,17 +115,23 @@ def create(*, game: str, config: dict, format: str, entrants: list[str], name: s
     ``format`` (:class:`Tournament.Format`) between ``entrants`` (``"builtin:<name>"``,
     ``"registered:<id>"``), starting at ``starts_at`` (None: now; the arenas start it at
     their next sweep).  ``per_pairing``: round robin's matches per pairing, duplicate's deals
-    per pairing; ``rounds``: Swiss rounds (0: ceil(log2(entrants))).  Raises ``ValueError``
+    per pairing; ``rounds``: Swiss rounds (0: ceil(log2(entrants)) at the start).  Scheduled
+    ahead (``starts_at`` in the future) it may have fewer entrants than a match needs, even
+    none, for people to sign up (:func:`join`).  Raises ``ValueError``
     with a message for anything out of bounds or impossible (the module's ``MAX_*``)."""
     spec = registry.get(game)
     config = spec.table_config(config)
     if format not in Tournament.Format.values:
         raise ValueError(f"Unknown format {format!r}: one of {', '.join(Tournament.Format.values)}.")
     k = len(sides_of(spec, config))
-    if not 1 <= len(entrants) <= MAX_ENTRANTS:
+    # Scheduled ahead, it may wait for people to sign up (join): too few at its start, it is
+    # cancelled then (too_few).
+    ahead = starts_at is not None and starts_at > timezone.now()
+    if not (0 if ahead else 1) <= len(entrants) <= MAX_ENTRANTS:
         raise ValueError(f"A tournament has 1 to {MAX_ENTRANTS} entrants.")
-    if len(entrants) < max(k, 2 if k == 1 and format == Tournament.Format.SWISS else k):
-        raise ValueError(f"{spec.title} with this configuration needs at least {k} entrants a match.")
+    if len(entrants) < max(k, 2 if k == 1 and format == Tournament.Format.SWISS else k) and not ahead:
+        raise ValueError(f"{spec.title} with this configuration needs at least {k} entrants a match "
+                         "(or a start time ahead, for people to sign up).")
     registered = [e for e in entrants if not e.startswith(tables.BUILTIN_PREFIX)]
     if len(set(registered)) != len(registered):
         raise ValueError("A registered bot is entered twice.")
@@ -136,10 +160,10 @@ def create(*, game: str, config: dict, format: str, entrants: list[str], name: s
     for row, display_name in zip(rows, shown):
         row.display_name = display_name
     if format == Tournament.Format.SWISS:
-        rounds = rounds or formats.swiss_rounds_needed(len(entrants))
-        planned = rounds * (len(entrants) // 2)
+        # 0 (automatic) stays 0 until the start, which counts the entrants then (_start).
+        planned = (rounds or formats.swiss_rounds_needed(max(len(entrants), 1))) * (len(entrants) // 2)
     else:
-        planned = len(_plan(format, len(entrants), k, per_pairing))
+        planned = len(_plan(format, len(entrants), k, per_pairing)) if len(entrants) >= k else 0
         rounds = 0
     if planned > MAX_GAMES:
         raise ValueError(f"That plan has {planned} matches; a tournament has at most {MAX_GAMES}.")
@@ -160,16 +184,16 @@ def join(tournament_id: int, choice: str, user_id: int | None) -> Entrant:
     """Enter ``choice`` (as :func:`create` takes entrants) into a tournament: any tournament
     before it starts; a Swiss with ``late_join`` until half its rounds are played (lichess's
     rule), the late entrant's missed rounds counting half a point each (standings.py).  A
-    registered bot may be entered by its owner, or by anyone when its owner shares it.
-    Raises ``ValueError`` with the reason."""
+    registered bot may be entered by its owner, or by anyone when its owner shares it; a
+    built-in bot by the organiser (or ``user_id`` None: the command line); :data:`ME` enters
+    the person ``user_id``, once.  Raises ``ValueError`` with the reason."""
     with tables.claiming():
         tournament = Tournament.objects.select_for_update().filter(pk=tournament_id).first()
         if tournament is None:
             raise ValueError(f"There is no tournament {tournament_id}.")
         if tournament.status == Tournament.Status.SCHEDULED:
             first_round = 1
-        elif (tournament.status == Tournament.Status.RUNNING and tournament.late_join
-              and tournament.format == Tournament.Format.SWISS and tournament.round < tournament.rounds / 2):
+        elif entry_open(tournament):
             first_round = tournament.round + 1
         else:
             raise ValueError("Entrants may join before the start, or a running Swiss tournament that allows late "
@@ -181,19 +205,62 @@ def join(tournament_id: int, choice: str, user_id: int | None) -> Entrant:
         entrant = _entrant(spec, choice, user_id, count)
         if entrant.registered_bot_id and tournament.entrants.filter(registered_bot_id=entrant.registered_bot_id).exists():
             raise ValueError(f"{entrant.display_name} has entered already.")
+        if entrant.user_id and tournament.entrants.filter(user_id=entrant.user_id).exists():
+            raise ValueError("You have signed up already: a person is one entrant of a tournament.")
+        if entrant.builtin_bot and user_id is not None and user_id != tournament.created_by_id:
+            raise ValueError("Only the tournament's organiser enters built-in bots.")
         if entrant.builtin_bot and tournament.entrants.filter(builtin_bot=entrant.builtin_bot).exists():
             entrant.display_name = f"{entrant.display_name} ({count + 1})"
         if tournament.format == Tournament.Format.SWISS:
-            planned = tournament.rounds * ((count + 2) // 2)
+            planned = (tournament.rounds or formats.swiss_rounds_needed(count + 1)) * ((count + 2) // 2)
         else:
-            planned = len(_plan(tournament.format, count + 1, len(sides_of(spec, tournament.config)),
-                                tournament.per_pairing))
+            k = len(sides_of(spec, tournament.config))
+            planned = len(_plan(tournament.format, count + 1, k, tournament.per_pairing)) if count + 1 >= k else 0
         if planned > MAX_GAMES:
             raise ValueError(f"With one more entrant the plan has {planned} matches; at most {MAX_GAMES}.")
         entrant.tournament = tournament
         entrant.joined_round = first_round
         entrant.save()
         return entrant
+
+
+def entry_open(tournament: Tournament) -> bool:
+    """Whether entrants may join ``tournament`` now (:func:`join`): before its start, or a
+    running Swiss with ``late_join`` until half its rounds are played (lichess's rule)."""
+    return tournament.status == Tournament.Status.SCHEDULED or (
+        tournament.status == Tournament.Status.RUNNING and tournament.late_join
+        and tournament.format == Tournament.Format.SWISS and tournament.round < tournament.rounds / 2)
+
+
+def withdraw(tournament_id: int, user_id: int) -> Entrant:
+    """Take person ``user_id``'s entry out of a tournament that has not started; the later
+    entrants move up one index (the plan, written at the start, names entrants by index).
+    Returns the entry removed; ``ValueError`` with the reason (started, not signed up)."""
+    with tables.claiming():
+        tournament = Tournament.objects.select_for_update().filter(pk=tournament_id).first()
+        if tournament is None:
+            raise ValueError(f"There is no tournament {tournament_id}.")
+        if tournament.status != Tournament.Status.SCHEDULED:
+            raise ValueError("You may withdraw only before the tournament starts.")
+        entrant = tournament.entrants.filter(user_id=user_id).first()
+        if entrant is None:
+            raise ValueError("You have not signed up to this tournament.")
+        entrant.delete()
+        # One row at a time, lowest first: each moves into the index the last one freed
+        # (one UPDATE of them all could meet unique_entrant_index half-way).
+        later = tournament.entrants.filter(index__gt=entrant.index).order_by("index")
+        for pk, index in later.values_list("pk", "index"):
+            Entrant.objects.filter(pk=pk).update(index=index - 1)
+        return entrant
+
+
+def too_few(tournament: Tournament) -> str:
+    """Why ``tournament`` cannot start with the entrants it has (people withdrew after it
+    was created with enough), else ``""``."""
+    k = len(sides_of(registry.get(tournament.game), tournament.config))
+    need = 2 if k == 1 and tournament.format == Tournament.Format.SWISS else k
+    n = tournament.entrants.count()
+    return f"too few entrants at the start: {n}, a match needs {need}" if n < need else ""
 
 
 def _plan(format: str, n: int, k: int, per_pairing: int) -> list[formats.Game]:
@@ -206,6 +273,7 @@ def _start(tournament: Tournament) -> None:
     """Write the plan of a due tournament (its row locked by the caller) and mark it running:
     every game of a round robin or duplicate, the first round of a Swiss."""
     if tournament.format == Tournament.Format.SWISS:
+        tournament.rounds = tournament.rounds or formats.swiss_rounds_needed(tournament.entrants.count())
         _pair_swiss_round(tournament)
     else:
         spec = registry.get(tournament.game)
@@ -265,16 +333,30 @@ def _seat_choices(spec, config: dict, sides: list[int], entrants: dict[int, Entr
     choices = [""] * spec.num_seats(config)
     for side, seats in zip(sides, sides_of(spec, config)):
         e = entrants[side]
+        if e.user_id is not None:
+            _person_seats(spec, seats, e.user_id, choices)
+            continue
         for seat in seats:
             choices[seat] = (tables.BUILTIN_PREFIX + e.builtin_bot if e.builtin_bot
                              else f"{tables.REGISTERED_PREFIX}{e.registered_bot_id}")
     return choices
 
 
+def _person_seats(spec, seats: tuple[int, ...], user_id: int, choices: list[str]) -> None:
+    """A person entrant's side ``seats`` in ``choices``: one seat held for them (the game's
+    ``person_seat`` if it is of the side, else the side's first: bridge's South, else East),
+    the game's stand-in bot (``GameSpec.standin``, else its strongest) in the others (a
+    partner, Hanabi's other players)."""
+    mine = spec.person_seat if spec.person_seat in seats else seats[0]
+    for seat in seats:
+        choices[seat] = (f"{tables.HELD_PREFIX}{user_id}" if seat == mine
+                         else tables.BUILTIN_PREFIX + (spec.standin or spec.strongest_bot))
+
+
 def _connects(spec, entrant: Entrant) -> bool:
-    """Whether ``entrant`` is a bot that connects (its seat waits for it) rather than one the
-    arena plays or calls."""
-    return entrant.registered_bot_id is not None and not spec.calls_bots
+    """Whether ``entrant``'s seat waits for it to come, a person or a bot that connects,
+    rather than being played or called by the arena."""
+    return entrant.user_id is not None or (entrant.registered_bot_id is not None and not spec.calls_bots)
 
 
 def _make_matches(tournament: Tournament, owner: str, lease_s: float, room: int, arenas: int,
@@ -330,7 +412,8 @@ OVERDUE_LOOK_S = 1.0
 
 def _may_be_overdue(tournament: Tournament, now: datetime) -> bool:
     """Whether to look for ``tournament``'s overdue entrants now: only if it has an entrant
-    that connects (built-in bots and bots the server calls are never late), at most every
+    that comes (a person, a bot that connects: built-in bots and bots the server calls are
+    never late), at most every
     :data:`OVERDUE_LOOK_S` in this process."""
     last = _overdue_looked.get(tournament.pk)
     if last is not None and (now - last).total_seconds() < OVERDUE_LOOK_S:
@@ -338,8 +421,10 @@ def _may_be_overdue(tournament: Tournament, now: datetime) -> bool:
     if len(_overdue_looked) > 1000:
         _overdue_looked.clear()
     _overdue_looked[tournament.pk] = now
-    return not registry.get(tournament.game).calls_bots and tournament.entrants.filter(
-        registered_bot__isnull=False).exists()
+    waits = Q(user__isnull=False)
+    if not registry.get(tournament.game).calls_bots:
+        waits |= Q(registered_bot__isnull=False)
+    return tournament.entrants.filter(waits).exists()
 
 
 def _overdue(tournament: Tournament, now: datetime) -> list[tuple[int, str, list[int]]]:
@@ -349,7 +434,7 @@ def _overdue(tournament: Tournament, now: datetime) -> list[tuple[int, str, list
     ahead, :func:`_make_matches`)."""
     spec = registry.get(tournament.game)
     sides = sides_of(spec, tournament.config)
-    names = {e.index: e.display_name for e in tournament.entrants.all()}
+    entrants = {e.index: e for e in tournament.entrants.all()}
     out = []
     since = now - timedelta(seconds=tournament.wait_s)
     mine = Match.objects.filter(tournament_game__tournament=tournament)
@@ -364,8 +449,9 @@ def _overdue(tournament: Tournament, now: datetime) -> list[tuple[int, str, list
             busy = {e for g in recent.values_list("tournament_game__sides", flat=True) for e in g}
         absent = [entrant for entrant in absent if entrant not in busy]
         if absent:
-            who = " and ".join(names[i] for i in absent)
-            out.append((match.pk, f"{who} did not connect within {tournament.wait_s:g} s: forfeit", absent))
+            who = " and ".join(entrants[i].display_name for i in absent)
+            came = "come to the table" if all(entrants[i].user_id is not None for i in absent) else "connect"
+            out.append((match.pk, f"{who} did not {came} within {tournament.wait_s:g} s: forfeit", absent))
     return out
 
 
@@ -458,6 +544,10 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
             if full:
                 _first_undone.pop(pk, None)
             if tournament.status == Tournament.Status.SCHEDULED:
+                short = too_few(tournament)
+                if short:
+                    _end(tournament, Tournament.Status.CANCELLED, short)
+                    continue
                 _start(tournament)
             if full and _may_be_overdue(tournament, now):
                 work.forfeits += _overdue(tournament, now)

@@ -2,9 +2,10 @@
 (seats, result, events a page at a time), ``/api/matches/<id>/replay/`` (replay frames),
 ``/api/leaderboard/<game>/``, a registered bot's ``/api/bots/<id>/``, its ``matches/`` and
 its ``forced/`` moves, ``/api/me/``, and tournaments (``/api/tournaments/``: list and create,
-``<id>`` standings, ``<id>/standings.csv``, ``<id>/cancel``; games/arena/web/tournaments.py);
-described by an OpenAPI 3 document at ``/api/openapi.json`` and a docs page at ``/api/docs``.
-Creating and cancelling a tournament are the only writes, and take a personal API token (a
+``<id>`` standings, ``<id>/standings.csv``, ``<id>/cancel``, ``<id>/entrants`` to sign up or
+enter a bot, ``<id>/entrants/me`` to withdraw; games/arena/web/tournaments.py); described by
+an OpenAPI 3 document at ``/api/openapi.json`` and a docs page at ``/api/docs``.  Creating,
+cancelling, entering and withdrawing are the only writes, and take a personal API token (a
 session cookie is not enough: the API has no CSRF check, so another site could send it).
 
 Who asks: anyone, or a person through their personal API token (``Authorization: Bearer
@@ -877,6 +878,8 @@ class TournamentDetail(Out):
     history: list[HistoryPoint]
     matches_count: int = Field(description="Matches it made (replays of a game included).")
     matches: list[TournamentMatch] = Field(description="The newest 200 of them.")
+    entry_open: bool = Field(description="Whether entrants may join now (POST .../entrants): before the start, or "
+                                         "a late-entry Swiss until half its rounds are played.")
 
 
 class TournamentIn(BaseModel):
@@ -885,8 +888,9 @@ class TournamentIn(BaseModel):
     game: str = Field(max_length=32, description="The game's slug.")
     format: str = Field(max_length=20, description="round_robin, duplicate or swiss.")
     entrants: list[Annotated[str, Field(max_length=80)]] = Field(
-        max_length=64, description="builtin:<name> (a built-in bot, as often as wanted) or registered:<id> (a "
-                                   "registered bot you own or its owner shares).")
+        max_length=64, description="builtin:<name> (a built-in bot, as often as wanted), registered:<id> (a "
+                                   "registered bot you own or its owner shares) or me (you play your own "
+                                   "matches; at most once).")
     config: dict[str, Any] = Field(default_factory=dict, description="The game's configuration fields, as on the "
                                                                      "create-table form (e.g. {\"players\": 2}).")
     name: str = Field("", max_length=100)
@@ -1005,8 +1009,10 @@ def tournament_csv(request, tournament_id: int = Path(..., description="The tour
 class JoinIn(BaseModel):
     """An entrant to add to a tournament."""
     model_config = ConfigDict(extra="forbid")
-    entrant: str = Field(..., max_length=60, description='"builtin:<name>" or "registered:<id>" (yours, or shared '
-                                                          'by its owner).')
+    entrant: str = Field(..., max_length=60, description='"me" (you sign up: you play your own matches at '
+                                                          'the table the tournament\'s page links to; once per '
+                                                          'tournament), "registered:<id>" (yours, or shared by '
+                                                          'its owner) or "builtin:<name>" (its organiser only).')
 
 
 class Joined(Out):
@@ -1020,9 +1026,10 @@ class Joined(Out):
 
 @api.post("/tournaments/{int:tournament_id}/entrants", url_name="tournament_join",
           response={201: Joined, 400: Error, 401: Error, 404: Error},
-          operation_id="join_tournament", summary="Enter a bot into a tournament",
-          description="With your API token: any tournament before it starts, or a running Swiss tournament that "
-                      "allows late entry until half its rounds are played. 400 with the reason otherwise.")
+          operation_id="join_tournament", summary="Sign up to a tournament, or enter a bot",
+          description="With your API token: any tournament before it starts (anyone logged in may sign up "
+                      "unless it is full), or a running Swiss tournament that allows late entry until half its "
+                      "rounds are played. 400 with the reason otherwise.")
 def tournament_join(request, body: JoinIn, tournament_id: int = Path(..., description="The tournament's id.")):
     """Add an entrant (games/arena/tournaments/schedule.py: :func:`join`)."""
     user = _token_user(request)
@@ -1034,6 +1041,29 @@ def tournament_join(request, body: JoinIn, tournament_id: int = Path(..., descri
     tournaments.tell_pages(tournament_id)
     return Status(201, {"tournament": tournament_id, "entrant": entrant.index, "name": entrant.display_name,
                         "first_round": entrant.joined_round})
+
+
+class Withdrawn(Out):
+    """The entry taken out."""
+    tournament: int = Field(..., description="The tournament's id.")
+    name: str = Field(..., description="The name it had in the standings.")
+
+
+@api.delete("/tournaments/{int:tournament_id}/entrants/me", url_name="tournament_withdraw",
+            response={200: Withdrawn, 400: Error, 401: Error, 404: Error},
+            operation_id="withdraw_from_tournament", summary="Withdraw from a tournament",
+            description="With your API token: takes your own entry (signed up as \"me\") out before the start; the "
+                        "later entrants move up one index. 400 once it started or when you are not signed up.")
+def tournament_withdraw(request, tournament_id: int = Path(..., description="The tournament's id.")):
+    """Withdraw the caller (games/arena/tournaments/schedule.py: :func:`withdraw`)."""
+    user = _token_user(request)
+    _tournament(tournament_id)
+    try:
+        entrant = schedule.withdraw(tournament_id, user.pk)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+    tournaments.tell_pages(tournament_id)
+    return {"tournament": tournament_id, "name": entrant.display_name}
 
 
 @api.post("/tournaments/{int:tournament_id}/cancel", url_name="tournament_cancel",

@@ -574,7 +574,8 @@ class _Standings:
 
 class TournamentConsumer(AsyncJsonWebsocketConsumer):
     """``/ws/tournaments/<id>/``: a tournament's live page.  Sends ``{"type":
-    "tournament.standings", "tournament": snapshot}`` (games/arena/web/tournaments.py) at
+    "tournament.standings", "tournament": snapshot, "you": the user's own tables}``
+    (games/arena/web/tournaments.py: ``snapshot``, ``your_tables``) at
     connect and after each ``tournament.changed`` its group (:func:`schedule.group`) is told,
     at most once per :data:`STANDINGS_EVERY_S`, the standings computed in a worker thread.
 
@@ -638,7 +639,17 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=4404)
             return
         self.outstanding = True
-        await self.send_json({"type": "tournament.standings", "tournament": data})
+        await self.send_json({"type": "tournament.standings", "tournament": data, "you": await self._yours()})
+
+    async def _yours(self) -> list[dict]:
+        """The person's own tables of the tournament ("Your match is ready"), read per page:
+        the standings are shared by every page, these are not."""
+        from games.arena.web.tournaments import your_tables
+
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            return []
+        return await database_sync_to_async(your_tables)(self.tournament_id, user.pk)
 
 
 def _is_ack_only(text: str | None) -> bool:

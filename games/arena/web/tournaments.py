@@ -23,7 +23,7 @@ from django.views.decorators.http import require_POST
 
 from games.arena import registry
 from games.arena.bots import throttle
-from games.arena.models import Match, RegisteredBot, Tournament, TournamentGame
+from games.arena.models import Match, RegisteredBot, Seat, Tournament, TournamentGame
 from games.arena.play import tables
 from games.arena.play.queries import page_number, FilterError
 from games.arena.tournaments import schedule, standings
@@ -91,12 +91,15 @@ def check_start(when: datetime.datetime | None) -> datetime.datetime | None:
 def read_form(post, spec) -> dict:
     """The new-tournament form's fields as :func:`schedule.create`'s keyword arguments
     (``game`` included); ``ValueError`` with a message for a field it cannot read.  Entrants:
-    ``count_<bot>`` copies of each built-in bot, then each registered bot ticked (``bot``)."""
+    ``count_<bot>`` copies of each built-in bot, then each registered bot ticked (``bot``),
+    then the organiser themselves (``me``)."""
     entrants = []
     for name, (label, _) in spec.builtin_bots.items():
         entrants += [tables.BUILTIN_PREFIX + name] * _whole(post, f"count_{name}", label, 0, schedule.MAX_ENTRANTS, 0)
     ticked = post.getlist("bot")[:schedule.MAX_ENTRANTS + 1]
     entrants += [f"{tables.REGISTERED_PREFIX}{pk}" for pk in ticked if pk.isascii() and pk.isdigit()]
+    if post.get("me") == "on":
+        entrants.append(schedule.ME)
     values: dict = {}
     error = read_config(post, spec, values)
     if error:
@@ -202,14 +205,38 @@ def match_rows(tournament: Tournament, limit: int = MATCHES_SHOWN) -> tuple[int,
 
 def snapshot(tournament_id: int) -> dict | None:
     """What the live page and ``GET /api/tournaments/<id>`` show: :func:`standings.as_json`
-    with ``matches_count`` and the newest ``matches`` (:func:`match_rows`); None if there is
-    no such tournament.  One computation of the standings (a few queries)."""
+    with ``matches_count``, the newest ``matches`` (:func:`match_rows`) and ``entry_open``
+    (:func:`schedule.entry_open`); None if there is no such tournament.  One computation of
+    the standings (a few queries)."""
     tournament = Tournament.objects.filter(pk=tournament_id).first()
     if tournament is None:
         return None
     data = standings.as_json(standings.compute(tournament))
     data["matches_count"], data["matches"] = match_rows(tournament)
+    data["entry_open"] = schedule.entry_open(tournament)
     return data
+
+
+def your_tables(tournament_id: int, user_id: int | None) -> list[dict]:
+    """Person ``user_id``'s tables of the tournament that are not over, oldest first: ``{"id",
+    "url", "round", "waiting": their seat still waits for them, "running", "forfeit_at": ISO
+    time their seat is forfeited if they have not come (the tournament's ``wait_s`` after the
+    table was made; a table made while they play another waits longer, schedule._overdue)}``.
+    What the live page's "Your match is ready" shows (one query); empty for anyone else."""
+    if user_id is None:
+        return []
+    seats = (Seat.objects.filter(user_id=user_id, kind=Seat.Kind.HUMAN, reserved=True,
+                                 match__tournament_game__tournament_id=tournament_id, match__status__in=schedule.LIVE)
+             .select_related("match__tournament_game__tournament").order_by("match_id")[:MATCHES_SHOWN])
+    out = []
+    for seat in seats:
+        match = seat.match
+        wait = datetime.timedelta(seconds=match.tournament_game.tournament.wait_s)
+        out.append({"id": match.pk, "url": reverse("match", args=[match.pk]), "round": match.tournament_game.round,
+                    "waiting": not seat.occupied and match.status == Match.Status.OPEN,
+                    "running": match.status == Match.Status.RUNNING,
+                    "forfeit_at": (match.created_at + wait).isoformat()})
+    return out
 
 
 def tell_pages(tournament_id: int) -> None:
@@ -251,7 +278,7 @@ def progress_of(tournaments: list[Tournament]) -> dict[int, tuple[int, int]]:
 
 def tournament_list(request):
     """Every tournament, newest first, :data:`LIST_PAGE` a page: name, game, format, status,
-    progress, created."""
+    progress, created; "your match is ready" by those where a seat waits for the visitor."""
     paginator = Paginator(Tournament.objects.select_related("created_by").order_by("-created_at", "-pk"), LIST_PAGE)
     try:
         number = page_number(request.GET.get("page"), paginator.num_pages)
@@ -260,7 +287,14 @@ def tournament_list(request):
     page = paginator.page(number)
     progress = progress_of(list(page.object_list))
     titles = {g.slug: g.title for g in registry.all_games()}
-    rows = [{"t": t, "title": titles.get(t.game, t.game), "done": progress[t.pk][0], "planned": progress[t.pk][1]}
+    ready = set()  # where a seat waits for the visitor ("your match is ready")
+    if request.user.is_authenticated:
+        ready = set(Seat.objects.filter(
+            user_id=request.user.pk, kind=Seat.Kind.HUMAN, reserved=True, occupied=False, match__status=Match.Status.OPEN,
+            match__tournament_game__tournament__in=[t.pk for t in page.object_list]).values_list(
+                "match__tournament_game__tournament_id", flat=True))
+    rows = [{"t": t, "title": titles.get(t.game, t.game), "done": progress[t.pk][0], "planned": progress[t.pk][1],
+             "ready": t.pk in ready}
             for t in page.object_list]
     return render(request, "arena/tournaments.html", {"page": page, "rows": rows})
 
@@ -312,19 +346,92 @@ def _float(text) -> float | None:
         return None
 
 
-def tournament_page(request, tournament_id: int):
+def tournament_page(request, tournament_id: int, error: str = "", status: int = 200):
     """A tournament's live page: the standings and the rest of :func:`snapshot` as JSON in the
-    page, drawn and then kept current by ``static/arena/tournament.js`` over the WebSocket."""
+    page, drawn and then kept current by ``static/arena/tournament.js`` over the WebSocket;
+    while entry is open, "Sign up to play" (or "Withdraw") and "Enter a bot" for a logged-in
+    user, with ``error`` (a refused entry) shown by them."""
     data = snapshot(tournament_id)
     if data is None:
         raise Http404("no such tournament")
     tournament = Tournament.objects.select_related("created_by").get(pk=tournament_id)
     spec = registry.get(tournament.game)
+    user = request.user
+    me = tournament.entrants.filter(user_id=user.pk).first() if user.is_authenticated else None
+    data["you"] = your_tables(tournament.pk, user.pk if me else None)
     return render(request, "arena/tournament.html", {
         "t": tournament, "spec": spec, "data": data, "may_cancel": may_cancel(request.user, tournament),
         "config_summary": spec.config_summary(tournament.config),
-        "entrants": tournament.entrants.select_related("registered_bot").order_by("index"),
-    })
+        "entry_open": data["entry_open"], "me": me, "error": error, "partner": _partner_note(spec, tournament.config),
+        "bot_choices": bots_to_enter(spec, user, tournament) if data["entry_open"] else [],
+    }, status=status)
+
+
+def _partner_note(spec, config: dict) -> str:
+    """Who plays the other seats of a person's side (schedule._person_seats), in words."""
+    bot = spec.builtin_bots.get(spec.standin or spec.strongest_bot or "", ("a bot",))[0]
+    if spec.cooperative:
+        return f"with the {bot} in the other seats"
+    if spec.teams(config):
+        return f"the {bot} partnering you"
+    return ""
+
+
+def bots_to_enter(spec, user, tournament: Tournament) -> list[tuple[str, str]]:
+    """``(choice, label)`` of the bots ``user`` may enter into ``tournament`` from its page
+    (:func:`schedule.join` decides): their registered bots of its game and those shared
+    with them (:func:`tables.may_seat`), not yet entered; the built-in bots if they organise it."""
+    if not user.is_authenticated:
+        return []
+    builtins, bots = entrant_options(spec, user)
+    entered = set(tournament.entrants.filter(registered_bot__isnull=False).values_list("registered_bot_id", flat=True))
+    out = [(f"{tables.REGISTERED_PREFIX}{bot.pk}",
+            bot.name if bot.owner_id == user.pk else f"{bot.name} (shared by {bot.owner.get_username()})")
+           for bot in bots if bot.pk not in entered and tables.may_seat(bot, tables.Sitter(name="", user_id=user.pk))]
+    if user.pk == tournament.created_by_id:
+        out += [(tables.BUILTIN_PREFIX + name, f"{label} (built-in)") for name, label in builtins]
+    return out
+
+
+def _entry(request, tournament_id: int, act):
+    """Do ``act()`` (a :mod:`schedule` call raising ``ValueError``) for a form of the
+    page; the page again with the reason (400), else back to it, its live pages told."""
+    if not Tournament.objects.filter(pk=tournament_id).exists():
+        raise Http404("no such tournament")
+    try:
+        act()
+    except ValueError as exc:
+        return tournament_page(request, tournament_id, error=str(exc), status=400)
+    tell_pages(tournament_id)
+    return redirect("tournament", tournament_id)
+
+
+@require_POST
+@login_required
+def tournament_signup(request, tournament_id: int):
+    """"Sign up to play": the logged-in user enters themselves (:data:`schedule.ME`)."""
+    return _entry(request, tournament_id, lambda: schedule.join(tournament_id, schedule.ME, request.user.pk))
+
+
+@require_POST
+@login_required
+def tournament_withdraw(request, tournament_id: int):
+    """"Withdraw": the user's own entry out, before the start (:func:`schedule.withdraw`)."""
+    return _entry(request, tournament_id, lambda: schedule.withdraw(tournament_id, request.user.pk))
+
+
+@require_POST
+@login_required
+def tournament_enter_bot(request, tournament_id: int):
+    """"Enter a bot": one of :func:`bots_to_enter` (``entrant``), through :func:`schedule.join`,
+    which checks it again (the owner's sharing, the organiser's built-in bots)."""
+    choice = request.POST.get("entrant", "")[:60]
+
+    def enter():
+        if not choice.startswith((tables.REGISTERED_PREFIX, tables.BUILTIN_PREFIX)):
+            raise ValueError("Choose a bot to enter.")
+        return schedule.join(tournament_id, choice, request.user.pk)
+    return _entry(request, tournament_id, enter)
 
 
 @require_POST

@@ -384,6 +384,7 @@ def match_page(request, match_id: int):
     analysis = analyses.of_match(match.pk) if spec.analysis_label and match.status == Match.Status.FINISHED else []
     return render(request, "arena/match.html", {
         "match": match, "spec": spec, "seats": seats, "sitter": sitter, "my_seat": my_seat,
+        "tournament": match.tournament_game.tournament if match.tournament_game_id else None,
         "seat_labels": labels, "seat_rows": list(zip(seats, labels)),
         # Said once, in the page's head, rather than after the name in every sentence.
         "unverified": [s for s in seats if s.unverified] if match.status != Match.Status.OPEN else [],
