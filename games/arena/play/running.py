@@ -14,6 +14,7 @@ import logging
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import transaction
 
 from games.arena import registry
 from games.arena.models import Match, Seat
@@ -317,19 +318,24 @@ class Running:
 
     @staticmethod
     def _store_end_now(runner: MatchRunner, run: tables.Run) -> None:
-        """:meth:`_store_end`'s work, on the database thread."""
+        """:meth:`_store_end`'s work, on the database thread (in a savepoint: a failure must
+        not spoil :meth:`_store_end_and`'s transaction)."""
         try:
-            replay.store_end(runner.match_id, runner.snapshots, runner.state, run)
+            with transaction.atomic():
+                replay.store_end(runner.match_id, runner.snapshots, runner.state, run)
         except Exception:
             log.exception("match %d: could not store its snapshots", runner.match_id)
 
     async def _store_end_and(self, runner: MatchRunner, run: tables.Run, record, *args) -> bool:
         """:meth:`_store_end`, then ``record(*args)`` (tables.finish or tables.abort: how the
-        match ended), in one trip to the database thread; what ``record`` returns (whether
-        the end was recorded).  A failure of ``record`` is raised."""
+        match ended), in one trip to the database thread and one transaction (one commit:
+        on PostgreSQL each is a wait for the disk, and the database thread was the arena's
+        busiest); what ``record`` returns (whether the end was recorded).  A failure of
+        ``record`` is raised, and nothing of the end is kept."""
         def both() -> bool:
-            self._store_end_now(runner, run)
-            return record(*args)
+            with transaction.atomic():
+                self._store_end_now(runner, run)
+                return record(*args)
         return await sync_to_async(both)()
 
     async def _tell_ended(self, match_id: int, ending: dict) -> None:
