@@ -207,7 +207,8 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     ``seed``: the match's seed (a tournament's deal), else a random one;
     ``tournament_game_id``: the tournament game it plays (games/arena/tournaments/schedule.py);
     ``rated``: whether its result feeds the ratings; ``known_bots``: registered bots by id
-    already read (a tournament's entrants), not read again.
+    already read and admitted (a tournament's entrants, checked when they entered: a pair
+    that joined with JOIN-T names bots of two owners), not read nor checked again.
     """
     spec = registry.get(game)
     config = spec.table_config(config)
@@ -241,11 +242,12 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
         elif choice.startswith(REGISTERED_PREFIX) and spec.doors:
             key = choice[len(REGISTERED_PREFIX):].strip()
             bot = (known_bots or {}).get(int(key)) if key.isdigit() else None
-            if bot is None or bot.game != game:
+            admitted = bot is not None and bot.game == game
+            if not admitted:
                 bot = RegisteredBot.objects.filter(game=game, pk=key or 0).first()
             if bot is None:
                 raise ValueError("That registered bot does not exist (any more).")
-            if not may_seat(bot, sitter):
+            if not admitted and not may_seat(bot, sitter):
                 raise ValueError(f"{bot.name} is not shared by its owner: only they may seat it.")
             if spec.calls_bots:  # the server calls it: seated at once
                 seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL, registered_bot=bot, occupied=True,
