@@ -82,3 +82,102 @@ async def test_a_movement_of_built_in_pairs_runs_to_the_end_each_table_once_equa
         assert {rows[e].field for e in range(3)} == {"N-S"}
         data = standings.as_json(table)
         assert [s["rank"] for s in data["standings"]] == [1, 2, 3, 1, 2, 3]
+
+
+def by_pair(results) -> dict[tuple[int, int], tuple[float | None, float]]:
+    return {(r.entrant, r.board): (r.value, r.points) for r in results}
+
+
+def test_matchpoints_across_the_field_by_hand():
+    """Law 78A on a small field.  Board 1 at three tables, N-S scores 420, 420, -50: the top
+    is 4; each 420 beats -50 (2) and equals the other (1): 3 (75%), E-W 1 (25%); -50 beats
+    nothing: 0, E-W 4 (100%).  Board 2 at two tables, 110 and 140: top 2, 0 and 2.  Board 3:
+    played at two tables (top 2), forfeited at a third by its E-W pair: N-S 60% of the top,
+    1.2, E-W 40%, 0.8 (Law 12C2's average-plus and average-minus)."""
+    played = [(1, 1, 0, 10, 420), (2, 1, 1, 11, 420), (3, 1, 2, 12, -50),
+              (1, 2, 0, 10, 110), (2, 2, 1, 11, 140),
+              (1, 3, 0, 10, 600), (2, 3, 1, 11, 100)]
+    results = by_pair(standings.score_boards(played, [(3, 3, 2, 12, {12})], "matchpoints"))
+    assert results[(0, 1)] == (75.0, 3.0) and results[(1, 1)] == (75.0, 3.0) and results[(2, 1)] == (0.0, 0.0)
+    assert results[(10, 1)] == (25.0, 1.0) and results[(12, 1)] == (100.0, 4.0)
+    assert results[(0, 2)] == (0.0, 0.0) and results[(1, 2)] == (100.0, 2.0)
+    assert results[(10, 2)] == (100.0, 2.0) and results[(11, 2)] == (0.0, 0.0)
+    assert results[(0, 3)] == (100.0, 2.0) and results[(11, 3)] == (100.0, 2.0)
+    assert results[(2, 3)] == (60.0, pytest.approx(1.2)) and results[(12, 3)] == (40.0, pytest.approx(0.8))
+
+
+def test_cross_imps_across_the_field_by_hand():
+    """Law 78B, each N-S score against every other table's, averaged per comparison.  Board 1:
+    420, 420, -50: a 420 gets 0 against the other 420 and 10 IMPs (a 470 difference: 430-490)
+    against -50, 5 a comparison; -50 gets -10 twice, -10; E-W the negation.  Board 2 played
+    at one table only: nothing to compare (no value, 0 IMPs).  A forfeit: +3 to the pair that
+    came, -3 to the absent one."""
+    played = [(1, 1, 0, 10, 420), (2, 1, 1, 11, 420), (3, 1, 2, 12, -50), (1, 2, 0, 10, -100)]
+    results = by_pair(standings.score_boards(played, [(2, 2, 1, 11, {1})], "cross_imps"))
+    assert results[(0, 1)] == (5.0, 5.0) and results[(1, 1)] == (5.0, 5.0) and results[(2, 1)] == (-10.0, -10.0)
+    assert results[(10, 1)] == (-5.0, -5.0) and results[(12, 1)] == (10.0, 10.0)
+    assert results[(0, 2)] == (None, 0.0) and results[(10, 2)] == (None, 0.0)
+    assert results[(1, 2)] == (-3.0, -3.0) and results[(11, 2)] == (3.0, 3.0)
+
+
+@pytest.mark.parametrize("fmt,pairs", [("howell", 4), ("howell", 6), ("howell", 8), ("mitchell", 6),
+                                       ("mitchell", 8), ("mitchell", 10)])
+def test_the_plan_is_the_movement_every_meeting_once_no_set_twice(fmt, pairs):
+    """The plan a tournament writes, read back as pairs and sets: a Howell's pairs meet every
+    other pair exactly once; a Mitchell's N-S pairs (entrants 0..T-1) stay N-S and meet each
+    E-W pair at most once; nobody plays a board set twice; one table per pair per round.
+    (Published cards are checked in tests/test_tournament_formats.py: pjms.nl's 8-pair Howell,
+    the ACBL's 2-table Howell and the 7-table Mitchell of the tbb director notes.)"""
+    plan = schedule.movement_plan(fmt, pairs)
+    met = Counter(frozenset(g.sides) for g in plan)
+    if fmt == "howell":
+        assert set(met) == {frozenset(p) for p in itertools.combinations(range(pairs), 2)}
+    else:
+        tables = pairs // 2
+        assert all(g.sides[0] < tables <= g.sides[1] for g in plan)
+    assert set(met.values()) == {1}
+    sets = defaultdict(list)
+    for g in plan:
+        for e in g.sides:
+            sets[e].append(g.deal)
+    assert all(len(s) == len(set(s)) for s in sets.values())
+    for r in {g.round for g in plan}:
+        seated = [e for g in plan if g.round == r for e in g.sides]
+        assert sorted(seated) == list(range(pairs))
+
+
+def test_create_refuses_what_a_movement_cannot_be():
+    def refused(**kwargs) -> str:
+        args = {"game": "bridge", "config": BRIDGE, "format": "howell", "entrants": pairs_of(4),
+                "scoring": "matchpoints", **kwargs}
+        with pytest.raises(ValueError) as exc:
+            schedule.create(**args)
+        return str(exc.value)
+
+    assert "for contract bridge pairs" in refused(game="jass", config={})
+    assert "choose duplicate scoring" in refused(config={"scoring": "rubber", "boards": 4})
+    assert "without the team match's replay" in refused(config={"scoring": "duplicate", "replay": 1})
+    assert "matchpoints or cross_imps" in refused(scoring="")
+    assert "Boards per round" in refused(per_pairing=40)
+    assert "A Howell takes 4, 6 or 8 pairs (2, 3 or 4 tables), not 5" in refused(entrants=pairs_of(5))
+    assert "not 4; 4 pairs play a Howell" in refused(format="mitchell", entrants=pairs_of(4))
+    assert "A Mitchell takes an even number" in refused(format="mitchell", entrants=pairs_of(7))
+    assert "is for Mitchell and Howell" in refused(format="round_robin", scoring="matchpoints")
+    later = timezone.now() + timedelta(hours=1)
+    assert "not 10" in refused(entrants=pairs_of(10), starts_at=later)  # past a Howell's capacity
+    t = schedule.create(game="bridge", config=BRIDGE, format="howell", entrants=pairs_of(2), scoring="matchpoints",
+                        starts_at=later)  # pairs join until the start
+    assert t.scoring == "matchpoints" and t.entrants.count() == 2
+
+
+async def test_a_pair_event_whose_pairs_are_too_few_at_the_start_is_cancelled_saying_why():
+    t = await sync_to_async(schedule.create)(game="bridge", config=BRIDGE, format="howell", entrants=pairs_of(3),
+                                             scoring="matchpoints", starts_at=timezone.now() + timedelta(hours=1))
+    await sync_to_async(Tournament.objects.filter(pk=t.pk).update)(starts_at=timezone.now())
+    arena = await started_arena()
+    try:
+        t = await run_to_end(arena, t.pk)
+    finally:
+        await arena.stop()
+    assert t.status == Tournament.Status.CANCELLED
+    assert t.note == "not started: A Howell takes 4, 6 or 8 pairs (2, 3 or 4 tables), not 3."

@@ -249,6 +249,7 @@ def create(*, game: str, config: dict, format: str, entrants: list[str], name: s
         planned = rounds * (len(entrants) // 2)
     elif movement:
         planned, rounds = 0, 0  # planned at the start, for the pairs entered by then
+    else:
         planned = len(_plan(format, len(entrants), k, per_pairing))
         rounds = 0
     if planned > MAX_GAMES:
