@@ -6,6 +6,7 @@ protocol page join with JOIN-T over real sockets."""
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter, defaultdict
 from datetime import timedelta
 
@@ -16,6 +17,9 @@ from django.utils import timezone
 from games.arena import registry
 from games.arena.models import Match, Tournament, TournamentGame
 from games.arena.tournaments import formats, schedule, standings
+from tests.bridge_text_client import TextClient
+from tests.serverproc import wait_until
+from tests.test_bridge_tcp import ENV
 from tests.test_tournaments import fresh_layer, played, run_to_end, started_arena  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -181,3 +185,108 @@ async def test_a_pair_event_whose_pairs_are_too_few_at_the_start_is_cancelled_sa
         await arena.stop()
     assert t.status == Tournament.Status.CANCELLED
     assert t.note == "not started: A Howell takes 4, 6 or 8 pairs (2, 3 or 4 tables), not 3."
+
+
+# --- JOIN-T E<n>: bots written from the protocol page join an arena event over real sockets ------------
+EVENT_SETUP = """
+import json
+from datetime import timedelta
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from games.arena.bots import bot_keys
+from games.arena.models import RegisteredBot
+from games.arena.tournaments import schedule
+keys = {}
+for n, name in enumerate(["Ann", "Bea", "Cid", "Dee", "Eve"]):
+    owner = get_user_model().objects.create(username=f"owner{n}")  # four owners: nobody shares anything
+    key, key_hash = bot_keys.new_key()
+    RegisteredBot.objects.create(owner=owner, game="bridge", name=name, key_hash=key_hash)
+    keys[name] = key
+later = timezone.now() + timedelta(hours=1)
+howell = schedule.create(game="bridge", config={"scoring": "duplicate", "replay": 0}, format="howell",
+                         entrants=["builtin:rules", "builtin:random"], per_pairing=BOARDS, scoring="matchpoints",
+                         at_once=4, wait_s=60, starts_at=later)
+full = schedule.create(game="bridge", config={"scoring": "duplicate", "replay": 0}, format="howell",
+                       entrants=["builtin:random"] * 8, scoring="cross_imps", starts_at=later)
+other = schedule.create(game="bridge", config={"scoring": "duplicate", "replay": 0, "boards": 1},
+                        format="round_robin", entrants=["builtin:random"] * 2, starts_at=later)
+print(json.dumps({"keys": keys, "howell": howell.pk, "full": full.pk, "other": other.pk}))
+"""
+
+EVENT_STATE = """
+import json
+from games.arena.models import Match, Tournament
+from games.arena.tournaments import standings
+t = Tournament.objects.get(pk=TID)
+table = standings.compute(t)
+print(json.dumps({"status": t.status, "note": t.note, "entrants": t.entrants.count(),
+                  "matches": sorted(Match.objects.filter(tournament_game__tournament=t).values_list("status", flat=True)),
+                  "rows": {r.name: [r.games, r.boards, r.forfeits, r.stat] for r in table.rows}}))
+"""
+
+
+def test_two_pairs_of_protocol_bots_join_a_howell_with_join_t_and_play_every_round_on_one_connection(
+        arena_factory):
+    """A 2-table Howell of 4 pairs, 3 rounds of one board: two built-in pairs and two pairs of
+    registered bots (four owners) written from docs/bridge-protocol.md, each bot on one TCP
+    connection: JOIN-T E<n> naming its partner before the start, then JOINED at a new table
+    each round until its last SCORE-M, after which the server closes the connection.  The
+    refusals: no key, a full event, a tournament that is no pair event, an unknown one, a
+    finished one."""
+    arena = arena_factory(env=ENV)
+    setup = json.loads(arena.shell(EVENT_SETUP.replace("BOARDS", "1")).strip().splitlines()[-1])
+    keys, event = setup["keys"], setup["howell"]
+
+    def state(tid: int) -> dict:
+        return json.loads(arena.shell("import json\n" + EVENT_STATE.replace("TID", str(tid))).strip().splitlines()[-1])
+
+    def connect(name: str, seed: int, key: str | None = None) -> TextClient:
+        c = TextClient(arena.bridge_port, name, key=key if key is not None else keys[name], seed=seed)
+        c.wait_for(lambda line: line.startswith("GAMES"))
+        return c
+
+    ann, bea, cid, dee = (connect(name, seed) for seed, name in enumerate(["Ann", "Bea", "Cid", "Dee"], 21))
+    at = len(ann.lines)
+    ann.send("TOURNAMENTS")
+    listed = ann.wait_for(lambda l: l.startswith("TOURNAMENTS"), start=at).split()[1:]
+    assert f"E{event}" in listed and f"E{setup['full']}" not in listed  # open events only
+    ann.send(f"JOIN-T E{event} Bea")
+    bea.send(f"JOIN-T E{event} Ann")
+    cid.send(f"JOIN-T E{event} Dee")
+    dee.send(f"JOIN-T E{event} Cid")
+    wait_until(lambda: state(event)["entrants"] == 4, 20, "both pairs entered", interval=0.3)
+
+    # The refusals, on a fifth connection and a keyless one.
+    eve = connect("Eve", 30)
+    guest = connect("Gus", 31, key="")
+
+    def nak(client: TextClient, line: str) -> str:
+        at = len(client.lines)
+        client.send(line)
+        return client.wait_for(lambda l: l.startswith("NAK"), start=at, timeout=20)
+
+    assert "is for registered bots: say HELLO with your bot's name and key" in nak(guest, f"JOIN-T E{event} Eve")
+    assert "The event is full: a Howell movement (bridge pairs) takes at most 8 pairs" in nak(
+        eve, f"JOIN-T E{setup['full']} Gus")
+    assert f"there is no bridge pair event {setup['other']}" in nak(eve, f"JOIN-T E{setup['other']} Gus")
+    assert "there is no bridge pair event 999999" in nak(eve, "JOIN-T E999999 Gus")
+
+    arena.shell(f"from django.utils import timezone\nfrom games.arena.models import Tournament\n"
+                f"Tournament.objects.filter(pk={event}).update(starts_at=timezone.now())")
+    for c in (ann, bea, cid, dee):
+        c.wait_closed(timeout=120)
+    assert f"event {event} is finished: pairs join before its start" in nak(eve, f"JOIN-T E{event} Gus")
+    final = state(event)
+    assert final["status"] == "finished" and final["matches"] == ["finished"] * 6
+    assert final["rows"]["Ann & Bea"][:3] == [3, 3, 0] and final["rows"]["Cid & Dee"][:3] == [3, 3, 0]
+    for c in (ann, bea, cid, dee):
+        assert not c.naks(), (c.name, c.naks())
+        own = [l for l in c.lines if l.startswith("JOINED") and l.endswith(" " + c.name)]
+        games = [l.split()[1] for l in own]
+        assert len(set(games)) == 3, own  # a table each round, on the one connection
+        assert len([l for l in c.lines if l.startswith("SCORE-M")]) == 3  # one board a round
+    # The first to ask of a pair sits North or East, its partner South or West.
+    seats = {c.name: {l.split()[2] for l in c.lines if l.startswith("JOINED") and l.endswith(" " + c.name)}
+             for c in (ann, bea, cid, dee)}
+    assert seats["Ann"] <= {"N", "E"} and seats["Bea"] <= {"S", "W"}
+    assert seats["Cid"] <= {"N", "E"} and seats["Dee"] <= {"S", "W"}

@@ -386,7 +386,7 @@ def seat_of(match_id: int, sitter: Sitter | None) -> Seat | None:
 
 def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: int | None = None,
                    bot_id: int | None = None, index: int | None = None, owner: str | None = None,
-                   lease_s: float = 0.0) -> Seat | None:
+                   lease_s: float = 0.0, held_only: bool = False) -> Seat | None:
     """Take a bot seat at an open table of ``game`` for a bot that connected under ``name``:
     for a verified bot (``bot_id``, a :class:`RegisteredBot` whose key it presented) first a
     seat its owner held for it, else the oldest open bot seat (automatic tables last), for an
@@ -394,7 +394,7 @@ def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: i
     other, as registered HTTP bots always could); only at tables whose configuration has
     ``config``'s keys and values (e.g. a protocol's game variant) and, with ``match_id``, only
     at that table; with ``index``, only that seat of a table (a protocol whose bot asks for
-    a position: bridge's North).
+    a position: bridge's North); with ``held_only``, only a seat held for ``bot_id``.
 
     ``owner``: the arena (its name) whose connection the bot is.  Only a table no arena holds
     or ``owner`` holds is a candidate, and the table becomes ``owner``'s (``Match.owner``, a
@@ -412,7 +412,7 @@ def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: i
     until = lease_end(lease_s) if owner is not None else None
     if bot_id is not None:
         seat = sql.claim(game, name, config, match_id, bot_id, held=True, index=index, owner=owner, until=until)
-        if seat is not None:
+        if seat is not None or held_only:
             return seat
     return sql.claim(game, name, config, match_id, bot_id, held=False, index=index, owner=owner, until=until)
 

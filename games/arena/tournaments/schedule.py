@@ -319,6 +319,31 @@ def _movement_room(tournament: Tournament, count: int) -> int:
     return 0
 
 
+def _check_event_open(tournament: Tournament | None, tournament_id: int) -> None:
+    """``ValueError`` unless ``tournament`` (id ``tournament_id``) is a scheduled bridge pair
+    event with room for a pair."""
+    if tournament is None or tournament.format not in MOVEMENTS:
+        raise ValueError(f"there is no bridge pair event {tournament_id} (TOURNAMENTS lists the open ones)")
+    if tournament.status != Tournament.Status.SCHEDULED:
+        raise ValueError(f"event {tournament_id} is {tournament.status}: pairs join before its start")
+    _movement_room(tournament, tournament.entrants.count())
+
+
+def event_refusal(tournament_id: int) -> str | None:
+    """Why a pair cannot join bridge pair event ``tournament_id`` now, else None."""
+    try:
+        _check_event_open(Tournament.objects.filter(pk=tournament_id).first(), tournament_id)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def entered(tournament_id: int, bot_id: int) -> bool:
+    """Whether registered bot ``bot_id`` plays in tournament ``tournament_id`` (alone or in a pair)."""
+    return Entrant.objects.filter(Q(registered_bot_id=bot_id) | Q(partner_bot_id=bot_id),
+                                  tournament_id=tournament_id).exists()
+
+
 def join_pair(tournament_id: int, first_bot_id: int, second_bot_id: int) -> Entrant:
     """Enter two registered bots as one pair into a scheduled bridge Mitchell or Howell (what
     JOIN-T with an event id does: both bots proved themselves with their keys and named each
@@ -327,21 +352,16 @@ def join_pair(tournament_id: int, first_bot_id: int, second_bot_id: int) -> Entr
     entered already."""
     with tables.claiming():
         tournament = Tournament.objects.select_for_update().filter(pk=tournament_id).first()
-        if tournament is None or tournament.format not in MOVEMENTS:
-            raise ValueError(f"there is no bridge pair event {tournament_id}")
-        if tournament.status != Tournament.Status.SCHEDULED:
-            raise ValueError(f"event {tournament_id} is {tournament.status}: pairs join before its start")
-        count = tournament.entrants.count()
-        _movement_room(tournament, count)
-        entered = tournament.entrants.filter(Q(registered_bot_id__in=[first_bot_id, second_bot_id]) |
-                                             Q(partner_bot_id__in=[first_bot_id, second_bot_id]))
-        if entered.exists():
-            raise ValueError(f"{entered.first().display_name} entered event {tournament_id} already")
-        bots = {b.pk: b for b in RegisteredBot.objects.filter(pk__in=[first_bot_id, second_bot_id],
-                                                              game=tournament.game)}
+        _check_event_open(tournament, tournament_id)
+        ids = [first_bot_id, second_bot_id]
+        already = tournament.entrants.filter(Q(registered_bot_id__in=ids) | Q(partner_bot_id__in=ids)).first()
+        if already is not None:
+            raise ValueError(f"{already.display_name} entered event {tournament_id} already")
+        bots = {b.pk: b for b in RegisteredBot.objects.filter(pk__in=ids, game=tournament.game)}
         if len(bots) != 2:
             raise ValueError("a pair is two registered bridge bots")
-        entrant = _pair_entrant(registry.get(tournament.game), count, bots[first_bot_id], bots[second_bot_id])
+        entrant = _pair_entrant(registry.get(tournament.game), tournament.entrants.count(), bots[first_bot_id],
+                                bots[second_bot_id])
         entrant.tournament = tournament
         entrant.save()
         return entrant
