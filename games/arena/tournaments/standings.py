@@ -345,6 +345,8 @@ def _movement_standings(tournament, sides, rows: dict[int, Row], games, finished
         interval = stats.mean_interval(values[row.entrant])
         if interval is not None:
             row.stat, row.low, row.high = interval
+            if tournament.scoring == Tournament.Scoring.MATCHPOINTS:  # a percentage: the t interval held to 0-100
+                row.low, row.high = max(row.low, 0.0), min(row.high, 100.0)
         elif values[row.entrant]:
             row.stat = values[row.entrant][0]
     _count_forced(tournament, sides, games, finished, rows)

@@ -115,10 +115,9 @@ def read_form(post, spec) -> dict:
         raise ValueError("Wait for entrants that connect: a number of seconds.") from None
     return {
         "game": spec.slug, "config": values, "format": post.get("format", "")[:20], "entrants": entrants,
-        "scoring": post.get("scoring", "")[:12],
+        "scoring": post.get("pair_scoring", "")[:12],  # not "scoring": bridge's own setting has that name
         "name": post.get("name", "")[:100],
-        "per_pairing": _whole(post, "per_pairing", "Matches per pairing (boards per round)", 1,
-                              schedule.MAX_PER_PAIRING, 1),
+        "per_pairing": _whole(post, "per_pairing", "Matches per pairing", 1, schedule.MAX_PER_PAIRING, 1),
         "rounds": _whole(post, "rounds", "Swiss rounds", 0, schedule.MAX_ROUNDS, 0),
         "at_once": _whole(post, "at_once", "Matches at once", 1, schedule.MAX_AT_ONCE, 4),
         "think_s": think, "pace_s": pace, "rated": post.get("rated") == "on",
@@ -342,7 +341,8 @@ def tournament_page(request, tournament_id: int):
     spec = registry.get(tournament.game)
     return render(request, "arena/tournament.html", {
         "t": tournament, "spec": spec, "data": data, "may_cancel": may_cancel(request.user, tournament),
-        "config_summary": spec.config_summary(tournament.config),
+        # A pair event's boards are its boards per round, which the heading says already.
+        "config_summary": [] if tournament.format in schedule.MOVEMENTS else spec.config_summary(tournament.config),
         "entrants": tournament.entrants.select_related("registered_bot").order_by("index"),
     })
 
