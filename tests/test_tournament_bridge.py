@@ -5,6 +5,7 @@ hand; the refusals of create; and a whole Howell in which two pairs of bots writ
 protocol page join with JOIN-T over real sockets."""
 from __future__ import annotations
 
+import io
 import itertools
 import json
 from collections import Counter, defaultdict
@@ -86,6 +87,8 @@ async def test_a_movement_of_built_in_pairs_runs_to_the_end_each_table_once_equa
         assert {rows[e].field for e in range(3)} == {"N-S"}
         data = standings.as_json(table)
         assert [s["rank"] for s in data["standings"]] == [1, 2, 3, 1, 2, 3]
+        assert standings.as_csv(table).splitlines()[0] == (
+            "rank,field,pair,rounds,boards,IMPs,forfeits,forced,mean cross-IMPs per board,low 95%,high 95%")
 
 
 def by_pair(results) -> dict[tuple[int, int], tuple[float | None, float]]:
@@ -290,3 +293,67 @@ def test_two_pairs_of_protocol_bots_join_a_howell_with_join_t_and_play_every_rou
              for c in (ann, bea, cid, dee)}
     assert seats["Ann"] <= {"N", "E"} and seats["Bea"] <= {"S", "W"}
     assert seats["Cid"] <= {"N", "E"} and seats["Dee"] <= {"S", "W"}
+
+
+def test_the_api_and_the_command_line_create_pair_events(client, django_user_model):
+    from django.core.management import CommandError, call_command
+
+    from games.arena.models import RegisteredBot
+    from tests.test_tournament_pages import make_token, post
+
+    olga = django_user_model.objects.create_user("olga", password="pw-olga-123")
+    a, b = (RegisteredBot.objects.create(owner=olga, game="bridge", name=n, key_hash=n * 32) for n in ("ab", "cd"))
+    token = make_token(client, olga)
+    body = {"game": "bridge", "format": "howell", "scoring": "matchpoints", "per_pairing": 2,
+            "entrants": ["builtin:rules", "builtin:random", f"registered:{a.pk}+{b.pk}", "builtin:rules"],
+            "config": {"scoring": "duplicate"}}
+    status, made = post(client, "/api/tournaments/", body, token)
+    assert status == 201, made
+    t = Tournament.objects.get(pk=made["id"])
+    assert (t.format, t.scoring, t.per_pairing) == ("howell", "matchpoints", 2)
+    pair = t.entrants.get(index=2)
+    assert (pair.registered_bot_id, pair.partner_bot_id, pair.display_name) == (a.pk, b.pk, "ab & cd")
+    status, refused = post(client, "/api/tournaments/", {**body, "scoring": "butler"}, token)
+    assert status == 400 and "matchpoints (Law 78A) (matchpoints) or cross-IMPs" in refused["error"]
+    status, refused = post(client, "/api/tournaments/", {**body, "entrants": body["entrants"][:3]}, token)
+    assert status == 400 and refused["error"] == "A Howell takes 4, 6 or 8 pairs (2, 3 or 4 tables), not 3."
+    detail = client.get(f"/api/tournaments/{t.pk}").json()
+    assert detail["scoring"] == "matchpoints" and detail["boards_per_round"] == 2
+
+    out = io.StringIO()
+    call_command("tournament", "create", "--game", "bridge", "--format", "mitchell", "--scoring", "cross_imps",
+                 "--per-pairing", "2", *[f"--entrant=builtin:{n}" for n in ["rules", "random"] * 3], "--no-migrate",
+                 stdout=out)
+    assert "created" in out.getvalue() and "(6 entrants)" in out.getvalue()
+    assert Tournament.objects.filter(format="mitchell", scoring="cross_imps").count() == 1
+    with pytest.raises(CommandError, match="A Mitchell takes an even number of pairs from 6"):
+        call_command("tournament", "create", "--game", "bridge", "--format", "mitchell", "--scoring", "cross_imps",
+                     *["--entrant=builtin:rules"] * 4, "--no-migrate")
+
+
+async def test_a_pair_that_never_comes_forfeits_each_table_at_average_minus(django_user_model):
+    """A pair of two registered bots that never connect: each of its three tables is forfeited
+    after the wait; it gets 40% of every board, its opponents 60% on those boards."""
+    from games.arena.models import RegisteredBot
+
+    def setup():
+        owner = django_user_model.objects.create_user("absent", password="pw-absent-123")
+        a, b = (RegisteredBot.objects.create(owner=owner, game="bridge", name=n, key_hash=n * 32) for n in ("xy", "zw"))
+        return schedule.create(game="bridge", config=BRIDGE, format="howell", scoring="matchpoints", wait_s=0.3,
+                               entrants=[*pairs_of(3), f"registered:{a.pk}+{b.pk}"], created_by_id=owner.pk)
+
+    t = await sync_to_async(setup)()
+    arena = await started_arena()
+    try:
+        t = await run_to_end(arena, t.pk, seconds=60)
+    finally:
+        await arena.stop()
+    table = await sync_to_async(standings.compute)(t)
+    rows = {r.entrant: r for r in table.rows}
+    absent = rows[3]
+    assert (absent.forfeits, absent.boards, absent.stat, absent.low, absent.high) == (3, 3, 40.0, 40.0, 40.0)
+    assert all(table.cross[e][3] == (60.0, 1) for e in range(3))  # each opponent: 60% on its one board
+    results = await sync_to_async(lambda: [g.forfeit for g in TournamentGame.objects.filter(tournament=t)
+                                           if g.forfeit])()
+    assert len(results) == 3 and all(f["absent"] == [3] and "xy & zw did not connect" in f["reason"] for f in results)
+    assert table.rows[-1].entrant == 3
