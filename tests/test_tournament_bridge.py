@@ -314,7 +314,7 @@ def test_the_api_and_the_command_line_create_pair_events(client, django_user_mod
     pair = t.entrants.get(index=2)
     assert (pair.registered_bot_id, pair.partner_bot_id, pair.display_name) == (a.pk, b.pk, "ab & cd")
     status, refused = post(client, "/api/tournaments/", {**body, "scoring": "butler"}, token)
-    assert status == 400 and "matchpoints (Law 78A) (matchpoints) or cross-IMPs" in refused["error"]
+    assert status == 400 and "matchpoints or cross_imps" in refused["error"]
     status, refused = post(client, "/api/tournaments/", {**body, "entrants": body["entrants"][:3]}, token)
     assert status == 400 and refused["error"] == "A Howell takes 4, 6 or 8 pairs (2, 3 or 4 tables), not 3."
     detail = client.get(f"/api/tournaments/{t.pk}").json()

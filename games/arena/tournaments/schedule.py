@@ -174,8 +174,8 @@ def _check_movement(spec, config: dict, format: str, scoring: str, per_pairing: 
         raise ValueError("A Mitchell or Howell plays each board once at each table and compares the tables: "
                          "choose duplicate scoring, without the team match's replay.")
     if scoring not in Tournament.Scoring.values:
-        raise ValueError("Scoring across the field: choose "
-                         + " or ".join(f"{label} ({value})" for value, label in Tournament.Scoring.choices) + ".")
+        raise ValueError("Scoring across the field: choose matchpoints (Law 78A) or cross-IMPs (Law 78B); in the "
+                         f"API and the command line {' or '.join(Tournament.Scoring.values)}.")
     try:
         spec.table_config({**config, "boards": per_pairing})
     except ValueError as exc:
