@@ -88,6 +88,9 @@ def test_positions():
     ('JOIN-T "T12 Bea"', p.JoinT("T12 Bea")),
     ('JOIN-T T3 "T12 Bea"', p.JoinT("T12 Bea", "T3")),
     ("JOIN-T T12", p.JoinT("T12")),
+    ("JOIN-T E12 Bea", p.JoinT("Bea", "E12")),
+    ("join-t e7 Bea Jones", p.JoinT("Bea Jones", "E7")),
+    ('JOIN-T "E12 Bea"', p.JoinT("E12 Bea")),
     ("BID 1NT", p.Bid("1NT")),
     ("BID 7c", p.Bid("7C")),
     ("BID PASS", p.Bid("P")),
@@ -105,7 +108,7 @@ def test_client_messages_parse(line, message):
 @pytest.mark.parametrize("message", [
     p.Hello("Ann"), p.Hello("Ann Smith", "k3y"), p.Hello('A "quoted" \\ name', "k"), p.GamesRequest(),
     p.TournamentsRequest(), p.JoinM(), p.JoinM("ANY", N), p.JoinM("7", W), p.JoinT("Bea"),
-    p.JoinT("Bea Jones", "T4"), p.JoinT("T4 lookalike"), p.JoinT("t4 lookalike"), p.JoinT('"Bea"'),
+    p.JoinT("Bea Jones", "T4"), p.JoinT("Bea", "E4"), p.JoinT("E4 lookalike"), p.JoinT("T4 lookalike"), p.JoinT("t4 lookalike"), p.JoinT('"Bea"'),
     p.Hello('"Ann"'), p.Hello('"Ann" k'), *(p.Bid(c) for c in CALL_NAMES),
     *(p.Play(c) for c in CARD_NAMES)])
 def test_client_messages_format_and_parse_back(message):

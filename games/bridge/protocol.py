@@ -52,8 +52,9 @@ _WIRE_CALLS = {v: k for k, v in _CALL_WORDS.items()}
 _WIRE_RANKS = {r: ("10" if r == "T" else r) for r in RANK_LETTERS}
 _ID = re.compile(r"[A-Za-z0-9]{1,%d}" % MAX_ID)
 _KEY = re.compile(r"[\x21-\x7e]{1,%d}" % MAX_KEY)
-#: Tournament (team match) ids as we issue them: ``T`` and digits (docs: JOIN-T).
-_TOURNAMENT_ID = re.compile(r"T[0-9]{1,%d}" % (MAX_ID - 1))
+#: Tournament ids as we issue them (docs: JOIN-T): ``T`` and digits for a team match at one
+#: table, ``E`` and digits for an arena event (a Mitchell or Howell of pairs).
+_TOURNAMENT_ID = re.compile(r"[TE][0-9]{1,%d}" % (MAX_ID - 1))
 
 
 # --- the seed's types --------------------------------------------------------------------------
@@ -135,7 +136,8 @@ class JoinM:
 @dataclass(frozen=True)
 class JoinT:
     """``JOIN-T [<tournamentid>] <partner>`` (seed: JOIN-T): ``tournament`` None for a new or
-    waiting team match; ``partner`` the name of the player to partner."""
+    waiting team match, ``T<n>`` a waiting team match, ``E<n>`` the arena's pair event ``n``;
+    ``partner`` the name of the player to partner."""
     partner: str
     tournament: str | None = None
 
@@ -339,7 +341,8 @@ def games(gameids: Iterable[str]) -> str:
 
 
 def tournaments(ids: Iterable[str]) -> str:
-    """``TOURNAMENTS <tournamentid>*`` (class CLIENT): the team matches waiting or in play."""
+    """``TOURNAMENTS <tournamentid>*`` (class CLIENT): the team matches waiting (``T``) and the
+    arena's pair events open to pairs (``E``)."""
     return " ".join(["TOURNAMENTS", *map(_check_id, ids)])
 
 

@@ -32,8 +32,9 @@ from django.conf import settings
 
 from games.arena.bots.bot_keys import KeyRefused
 from games.arena.bots.transport import Deadlines, LineConnection, admission_from_settings, start_line_server
-from games.arena.models import Match, Seat
+from games.arena.models import Match, Seat, Tournament
 from games.arena.play.arena import SeatingBusy
+from games.arena.tournaments import schedule
 from games.base import ProtocolError
 from games.bridge import protocol
 from games.bridge.bot_seat import BridgeBotSeat
@@ -52,6 +53,9 @@ TEAM_WAIT_S = 600.0
 MAX_GAMES_LISTED = 100
 #: Lines a client may send while its HELLO or JOIN is being answered; they wait their turn.
 MAX_HELD_LINES = 16
+#: Seconds between two looks at a pair event that has not started, for a pair waiting in it
+#: (once it runs, the arena's seating wakes the pair when its table is made).
+EVENT_LOOK_S = 1.0
 
 
 def _tell(link, lines: list[str]) -> None:
@@ -80,6 +84,8 @@ class BridgeTextSeat(BridgeBotSeat):
         self.table: BridgeState | None = None  # the match's state, once it started
         self._before: dict | None = None
         self.over = False
+        #: The arena pair event (tournament id) this seat's player plays in (JOIN-T E<n>), else None.
+        self.event: int | None = None
 
     def send(self, lines: list[str]) -> None:
         _tell(self.link, lines)
@@ -124,10 +130,17 @@ class BridgeTextSeat(BridgeBotSeat):
 
     def close(self, result: dict | None) -> None:
         """The match is over (its last ``SCORE-M`` went out) or aborted (a ``NAK`` says so):
-        the server closes the connection; the seat is forgotten."""
+        the server closes the connection; the seat is forgotten.  In a pair event the
+        connection stays and is seated at its next table (:meth:`BridgeDoor.play_event`)."""
         self.over = True
         self.door.forget(self)
         link, self.link = self.link, None
+        if link is not None and self.event is not None:
+            if result is None:  # the arena makes the table again, on the same boards
+                link.send([protocol.nak("the match was aborted; it is played again: wait for your table")])
+            link.seat = None
+            self.door.start_event(link, self.event)
+            return
         if link is not None:
             if result is None:
                 link.send([protocol.nak("the match was aborted; connect again to play another")])
@@ -194,10 +207,12 @@ class TeamPairing:
 
         Returns ``("wait", None)`` (no pair yet, or a pair now waiting for opponents: its id
         is listed), ``("start", (first_pair, second_pair))`` (the match: the first pair North-South),
-        or ``("refuse", why)``.  A player's new request replaces its old one."""
+        ``("event", (tid, pair))`` (a pair formed for the arena's pair event ``tid``, ``E`` and
+        its number: the first to ask first) or ``("refuse", why)``.  A player's new request
+        replaces its old one."""
         if partner == name:
             return "refuse", "your partner must be another player"
-        if tid is not None and tid not in self.waiting:
+        if tid is not None and not tid.startswith("E") and tid not in self.waiting:
             return "refuse", f"no team match {tid} is waiting for a pair (TOURNAMENTS lists them)"
         self.drop(client)
         other = self.requests.get(partner)
@@ -211,6 +226,8 @@ class TeamPairing:
         del self.requests[partner]
         pair = (other.client, client)
         tid = tid or other.tournament
+        if tid and tid.startswith("E"):
+            return "event", (tid, pair)
         match = self.waiting.pop(tid, None) if tid else self._oldest()
         if match is None:
             tid = f"T{next(self._ids)}"
@@ -325,6 +342,8 @@ class BridgeDoor:
             client.refuse(detail)
         elif what == "start":
             asyncio.get_running_loop().create_task(self._start_team_match(*detail))
+        elif what == "event":
+            asyncio.get_running_loop().create_task(self._enter_event(*detail))
         if self._sweeper is None and (self.pairing.requests or self.pairing.waiting):
             self._sweeper = asyncio.get_running_loop().call_later(TEAM_WAIT_S / 10, self._sweep)
 
@@ -342,6 +361,65 @@ class BridgeDoor:
         for client, code in zip(clients, codes):
             seat = client.new_seat()
             await self.arena.seat_reserved(code, seat)
+
+
+    # --- the arena's pair events (JOIN-T E<n>) ---------------------------------------------------
+    async def _enter_event(self, tid: str, pair: tuple) -> None:
+        """Two registered bots named each other for event ``tid``: entered as one pair (the
+        first to ask North or East: schedule.join_pair), then each waits for its tables."""
+        if any(c.gone for c in pair):
+            for c in pair:
+                if not c.gone:
+                    c.refuse(f"your partner left before {tid} took you; send JOIN-T again")
+            return
+        try:
+            await sync_to_async(schedule.join_pair)(int(tid[1:]), pair[0].bot_id, pair[1].bot_id)
+        except ValueError as exc:
+            for c in pair:
+                c.refuse(f"cannot join {tid}: {exc}")
+            return
+        log.info("bridge: %s and %s entered event %s", pair[0].name, pair[1].name, tid)
+        for c in pair:
+            self.start_event(c, int(tid[1:]))
+
+    def start_event(self, client: "BridgeClient", event: int) -> None:
+        """Seat ``client`` at its next table of pair event ``event``, in the background."""
+        if not client.gone:
+            asyncio.get_running_loop().create_task(self.play_event(client, event))
+
+    async def play_event(self, client: "BridgeClient", event: int) -> None:
+        """``client``'s next table of pair event ``event``: a seat the tournament's match holds
+        for its bot, taken through the arena's seating as ``JOIN-M ANY`` takes one (waiting,
+        connected, while the event has tables to make for it; ``JOINED`` when seated).  Before
+        the event starts it looks again every :data:`EVENT_LOOK_S`.  With no table left: the
+        connection is closed, as after a match (``NAK`` first if the event was cancelled)."""
+        while not client.gone:
+            seat = client.new_seat()
+            seat.event = event
+            try:
+                seat_id = await self.arena.seat_bot(GAME, seat, held_only=True)
+            except SeatingBusy:
+                client._unseat(seat)
+                await asyncio.sleep(EVENT_LOOK_S)
+                continue
+            except LookupError:
+                seat_id = None
+            if seat_id is not None:
+                seat.seat_id = seat_id
+                return
+            client._unseat(seat)
+            if client.gone:
+                return
+            status, note = await sync_to_async(
+                lambda: Tournament.objects.filter(pk=event).values_list("status", "note").first() or ("", ""))()
+            if status == Tournament.Status.SCHEDULED:
+                await asyncio.sleep(EVENT_LOOK_S)
+                continue
+            if status == Tournament.Status.CANCELLED:
+                client.send([protocol.nak(f"event E{event} was cancelled: {note}")])
+            log.info("bridge %s: no table left in event E%d (%s)", client.name, event, status)
+            client.conn.close()
+            return
 
 
 class BridgeClient:
@@ -403,9 +481,12 @@ class BridgeClient:
         elif isinstance(msg, protocol.GamesRequest):
             self._run(self._games())
         elif isinstance(msg, protocol.TournamentsRequest):
-            self.send([protocol.tournaments(self.door.pairing.ids())])
+            self._run(self._tournaments())
         elif isinstance(msg, (protocol.JoinM, protocol.JoinT)) and self.seat is not None:
-            self.refuse(f"you are seated at game {self.seat.match_id} already")
+            self.refuse(f"you play in event E{self.seat.event}: wait for your table" if self.seat.event
+                        and self.seat.match_id is None else f"you are seated at game {self.seat.match_id} already")
+        elif isinstance(msg, protocol.JoinT) and msg.tournament and msg.tournament.startswith("E"):
+            self._run(self._join_event(msg.partner, msg.tournament))
         elif isinstance(msg, protocol.JoinM):
             self.door.pairing.drop(self)  # a JOIN-M replaces a JOIN-T not yet met
             self._run(self._join_m(msg))
@@ -484,6 +565,33 @@ class BridgeClient:
 
     async def _games(self) -> None:
         self.send([protocol.games(await self.door.open_game_ids())])
+
+    async def _tournaments(self) -> None:
+        """``TOURNAMENTS``: the team matches waiting for a pair, then the arena's pair events
+        that pairs may join (``E`` and the tournament's number)."""
+        events = await sync_to_async(schedule.open_events)(GAME)
+        self.send([protocol.tournaments(self.door.pairing.ids() + [f"E{pk}" for pk in events])])
+
+    async def _join_event(self, partner: str, tid: str) -> None:
+        """``JOIN-T E<n> <partner>``: a registered bot (its key given with HELLO) asks to enter
+        pair event ``n`` with ``partner``; once both named each other they are entered
+        (:meth:`BridgeDoor._enter_event`).  A bot of a pair that entered already (a new
+        connection) is taken back at once, whatever partner it names."""
+        if self.bot_id is None:
+            self.refuse(f"event {tid} is for registered bots: say HELLO with your bot's name and key, "
+                        'e.g. HELLO "my-bot" arena-key-...')
+            return
+        event = int(tid[1:])
+        if await sync_to_async(schedule.entered)(event, self.bot_id):
+            self.door.pairing.drop(self)
+            self.door.start_event(self, event)
+            return
+        why = await sync_to_async(schedule.event_refusal)(event)
+        if why:
+            self.refuse(f"cannot join {tid}: {why}")
+            return
+        if not self.gone:
+            self.door.join_team(self, partner, tid)
 
     def new_seat(self) -> BridgeTextSeat:
         """The seat endpoint this client joins with, attached to it and known by its name."""

@@ -13,6 +13,8 @@
   var PALETTE = ["#1f6f5c", "#b3261e", "#2c5fa8", "#c88a12", "#7a3e9d", "#3d8b37", "#d2691e", "#5d6673",
                  "#008b8b", "#a0522d", "#6b8e23", "#c71585"];
   var chart = null;
+  var MOVEMENTS = {mitchell: true, howell: true};  // bridge pair events, scored across the field
+  var defaultHead = null;
 
   function $(id) { return document.getElementById(id); }
   function el(tag, text, cls) {
@@ -50,7 +52,55 @@
     bar.dataset.done = String(p.done);
   }
 
+  // A bridge pair event (Mitchell, Howell): its own columns; a Mitchell's N-S and E-W fields
+  // one after the other, each under its heading, each with its winner.
+  function drawPairStandings(t) {
+    var mp = t.scoring === "matchpoints", digits = mp ? 1 : 2;
+    $("t-statistic").textContent = "Each board is scored against every other table that played it: " +
+      (mp ? "2 matchpoints for each score beaten, 1 for each equal one, as a percentage of the top (Law 78A)."
+          : "the difference to each other table's score in IMPs, averaged over the comparisons (Law 78B).") +
+      " Sorted by the " + t.statistic + "; the interval: where it lies with 95% confidence (Student t over " +
+      "the pair's boards). A forfeited board: " + (mp ? "60% to the pair that came, 40% to the absent one."
+                                                       : "+3 IMPs to the pair that came, -3 to the absent one.") +
+      (t.format === "mitchell" ? " A Mitchell has two fields, N-S and E-W: each has its winner." : "");
+    var head = el("tr");
+    // Short headings (their words in the title): on a phone the statistic shows beside the name.
+    [["#", "num"], ["Pair", ""], [mp ? "MP" : "IMPs", "num", mp ? "matchpoints in all" : "IMPs in all"],
+     [mp ? "% per board" : "IMPs per board", "num"], ["95% interval", "num"], ["Rounds", "num"], ["Boards", "num"],
+     ["Forfeits", "num"], ["Forced", "num", "moves the server made for it: no valid answer in time"]]
+      .forEach(function (c) { var th = el("th", c[0], c[1]); if (c[2]) th.title = c[2]; head.appendChild(th); });
+    $("t-standings-head").replaceChildren(head);
+    var body = $("t-standings"), field = null;
+    body.replaceChildren();
+    t.standings.forEach(function (r) {
+      if (r.field && r.field !== field) {
+        field = r.field;
+        var group = el("tr", null, "field-head"), th = el("th", field + " field");
+        th.colSpan = 9;
+        th.scope = "colgroup";
+        group.appendChild(th);
+        body.appendChild(group);
+      }
+      var tr = el("tr");
+      tr.appendChild(el("td", r.rank, "num"));
+      var name = el("td", null, "name");
+      if (r.bot_url) { var a = el("a", r.name); a.href = r.bot_url; name.appendChild(a); } else name.textContent = r.name;
+      tr.appendChild(name);
+      tr.appendChild(el("td", points(r.points), "num"));
+      tr.appendChild(el("td", num(r.stat, digits), "num"));
+      tr.appendChild(el("td", r.low === null ? "–" : num(r.low, digits) + " to " + num(r.high, digits), "num"));
+      tr.appendChild(el("td", r.games, "num"));
+      tr.appendChild(el("td", r.boards, "num"));
+      tr.appendChild(el("td", r.forfeits, "num"));
+      tr.appendChild(el("td", r.forced, "num"));
+      body.appendChild(tr);
+    });
+  }
+
   function drawStandings(t) {
+    if (defaultHead === null) defaultHead = $("t-standings-head").cloneNode(true).firstElementChild;
+    if (MOVEMENTS[t.format]) { drawPairStandings(t); return; }
+    $("t-standings-head").replaceChildren(defaultHead.cloneNode(true));
     $("t-stat-head").textContent = t.statistic.charAt(0).toUpperCase() + t.statistic.slice(1);
     $("t-statistic").textContent = "Sorted by " + (t.format === "duplicate" ? t.statistic : "points") +
       ". The interval: where the " + t.statistic + " lies with 95% confidence" +
@@ -78,6 +128,10 @@
 
   function drawCross(t) {
     var order = t.standings;  // rows and columns in the standings' order
+    var pairs = MOVEMENTS[t.format], mp = t.scoring === "matchpoints";
+    $("t-cross-hint").textContent = pairs
+      ? "The row's " + (mp ? "percentage" : "IMPs") + " per board against the column's pair, over their boards."
+      : "The row's points against the column's, over their games.";
     var rows = {};
     t.cross.forEach(function (c) { rows[c.entrant] = c.against; });
     var head = el("tr");
@@ -91,7 +145,9 @@
       tr.appendChild(el("th", (i + 1) + ". " + r.name, "name"));
       order.forEach(function (o) {
         var cell = (rows[r.entrant] || {})[String(o.entrant)];
-        var td = el("td", o.entrant === r.entrant ? "" : cell ? points(cell.points) + "/" + cell.games : "·", "num");
+        var shown = !cell ? "·" : pairs ? num(cell.points, mp ? 0 : 1) + " (" + cell.games + ")"
+                                        : points(cell.points) + "/" + cell.games;
+        var td = el("td", o.entrant === r.entrant ? "" : shown, "num");
         if (o.entrant === r.entrant) td.className += " self";
         else if (cell) td.dataset.games = String(cell.games);
         tr.appendChild(td);
@@ -124,7 +180,8 @@
         responsive: true, maintainAspectRatio: false, animation: false,
         interaction: {mode: "index", intersect: false},
         scales: {x: {title: {display: true, text: "games done"}, ticks: {autoSkip: true, maxRotation: 0}},
-                 y: {title: {display: true, text: "points"}, beginAtZero: true}},
+                 y: {title: {display: true, text: MOVEMENTS[t.format] ? (t.scoring === "matchpoints" ? "matchpoints" : "IMPs") : "points"},
+                     beginAtZero: !MOVEMENTS[t.format] || t.scoring === "matchpoints"}},
         plugins: {legend: {labels: {usePointStyle: true, pointStyle: "line", boxWidth: 24}}}
       }
     });

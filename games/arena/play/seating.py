@@ -104,7 +104,7 @@ class Seating:
 
     async def seat_bot(self, game: str, endpoint: SeatEndpoint, config: dict | None = None,
                        auto: bool = True, start: bool = True, unique_name: bool = False,
-                       index: int | None = None, new_table: bool = False) -> int | None:
+                       index: int | None = None, new_table: bool = False, held_only: bool = False) -> int | None:
         """Seat a bot that connected on ``game``'s port: the oldest open bot seat at a table
         whose configuration has ``config``'s values (e.g. ``{"variant": "2027"}``), else (with
         ``auto``) an automatic table with the server's default configuration updated with
@@ -118,12 +118,15 @@ class Seating:
         :meth:`table_changed`.  With ``index``, only that seat of a table (bridge's "as
         North"); with ``new_table``, at a new table of bot seats made for it (not automatic:
         it stays in the lobby when the bot leaves, as one made on the form), whatever seats
-        are open elsewhere (bridge's ``JOIN-M NEW``)."""
+        are open elsewhere (bridge's ``JOIN-M NEW``).  With ``held_only`` (a registered bot in a
+        tournament's pair event, bridge's ``JOIN-T E<n>``), only a seat held for it, waiting
+        while its tournaments have tables to make for it (as any entrant waits), never at
+        another table: ``LookupError`` when none is left to wait for."""
         spec = registry.get(game)
         while True:
             made = self.tournament_tables  # taken first: a match made while it claims wakes it
             seat = await self._queued(endpoint, lambda: self._claim(game, spec, endpoint, config, auto,
-                                                                    unique_name, index, new_table))
+                                                                    unique_name, index, new_table, held_only))
             if seat is not TOURNAMENT_WAIT:
                 break
             # A tournament's entrant whose next match is not made yet (its tournament's
@@ -161,18 +164,20 @@ class Seating:
         await self.maybe_start(match_id)
 
     async def _claim(self, game: str, spec, endpoint: SeatEndpoint, config: dict | None, auto: bool = True,
-                     unique_name: bool = False, index: int | None = None, new_table: bool = False):
+                     unique_name: bool = False, index: int | None = None, new_table: bool = False,
+                     held_only: bool = False):
         """Claim the seat (see :meth:`seat_bot`) at a table no other arena holds, which this
         one then holds (tables.claim_bot_seat); the seat, in :attr:`waiting` unless the bot
         hung up meanwhile (then freed again).  In the seating worker, so two bots of one name
         cannot both pass the ``unique_name`` test."""
         async with self._holding:
             seat, made = await sync_to_async(self._claim_or_make)(game, spec, endpoint, config, auto, index, new_table,
-                                                                  unique_name)
+                                                                  unique_name, held_only)
             if seat is TOURNAMENT_WAIT:
                 return seat
             if seat is None:
-                raise LookupError(f"no {spec.title} table has an open bot seat")
+                raise LookupError(f"no {spec.title} table has a seat held for it, nor will" if held_only
+                                  else f"no {spec.title} table has an open bot seat")
             if not made and unique_name and await sync_to_async(tables.name_taken)(
                     seat.match_id, seat.display_name, but=seat.pk):
                 await self._give_back(seat)
@@ -185,7 +190,8 @@ class Seating:
             return seat
 
     def _claim_or_make(self, game: str, spec, endpoint: SeatEndpoint, config: dict | None, auto: bool,
-                       index: int | None, new_table: bool, unique_name: bool = False) -> tuple[Seat | None, bool]:
+                       index: int | None, new_table: bool, unique_name: bool = False,
+                       held_only: bool = False) -> tuple[Seat | None, bool]:
         """The database half of :meth:`_claim`, in one trip to the database thread (each trip
         costs both threads a hand-off: about a tenth of a Blokus game's setup): an open bot
         seat, else (with ``auto``) one at a new automatic table made for it.  ``(seat or None,
@@ -194,7 +200,7 @@ class Seating:
         seat = None
         if not new_table:
             seat = tables.claim_bot_seat(game, endpoint.display_name, config, bot_id=endpoint.bot_id, index=index,
-                                         owner=self.name, lease_s=self.lease_s)
+                                         owner=self.name, lease_s=self.lease_s, held_only=held_only)
             if (unique_name and seat is not None and seat.reserved and seat.registered_bot_id is not None
                     and tables.name_taken(seat.match_id, seat.display_name, but=seat.pk)):
                 # A seat held for this very bot beside another of its copies (one entrant fills
@@ -202,6 +208,8 @@ class Seating:
                 # the database thread, so no reader of the table (this arena holds it) sees
                 # two of one name.
                 tables.number_copy(seat)
+        if held_only and seat is None:  # a pair event's entrant: its next table, or nothing
+            return (TOURNAMENT_WAIT if schedule.entrant_waits(game, endpoint.bot_id) else None), False
         if seat is not None:
             return seat, False
         if endpoint.bot_id is not None and not new_table and index is None and schedule.entrant_waits(

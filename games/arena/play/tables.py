@@ -212,9 +212,10 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
     ``seed``: the match's seed (a tournament's deal), else a random one;
     ``tournament_game_id``: the tournament game it plays (games/arena/tournaments/schedule.py);
     ``rated``: whether its result feeds the ratings; ``known_bots``: registered bots by id
-    already read (a tournament's entrants), not read again, nor checked with :func:`may_seat`
-    (their entry was: the owner, or anyone when shared, entered them, and the table is the
-    tournament's, whoever organised it).
+    already read and admitted (a tournament's entrants, checked when they entered: the owner,
+    or anyone when shared, entered them, and a pair that joined with JOIN-T names bots of two
+    owners), not read nor checked with :func:`may_seat` again (the table is the tournament's,
+    whoever organised it).
     """
     spec = registry.get(game)
     config = spec.table_config(config)
@@ -255,12 +256,12 @@ def create_table(game: str, config: dict, seat_choices: list[str], sitter: Sitte
         elif choice.startswith(REGISTERED_PREFIX) and spec.doors:
             key = choice[len(REGISTERED_PREFIX):].strip()
             bot = (known_bots or {}).get(int(key)) if key.isdigit() else None
-            entered = bot is not None and bot.game == game  # a tournament's entrant: checked at its entry
-            if not entered:
+            admitted = bot is not None and bot.game == game
+            if not admitted:
                 bot = RegisteredBot.objects.filter(game=game, pk=key or 0).first()
             if bot is None:
                 raise ValueError("That registered bot does not exist (any more).")
-            if not entered and not may_seat(bot, sitter):
+            if not admitted and not may_seat(bot, sitter):
                 raise ValueError(f"{bot.name} is not shared by its owner: only they may seat it.")
             if spec.calls_bots:  # the server calls it: seated at once
                 seats.append(Seat(index=index, kind=Seat.Kind.PROTOCOL, registered_bot=bot, occupied=True,
@@ -421,7 +422,7 @@ def seat_of(match_id: int, sitter: Sitter | None) -> Seat | None:
 
 def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: int | None = None,
                    bot_id: int | None = None, index: int | None = None, owner: str | None = None,
-                   lease_s: float = 0.0) -> Seat | None:
+                   lease_s: float = 0.0, held_only: bool = False) -> Seat | None:
     """Take a bot seat at an open table of ``game`` for a bot that connected under ``name``:
     for a verified bot (``bot_id``, a :class:`RegisteredBot` whose key it presented) first a
     seat its owner held for it, else the oldest open bot seat (automatic tables last), for an
@@ -429,7 +430,7 @@ def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: i
     other, as registered HTTP bots always could); only at tables whose configuration has
     ``config``'s keys and values (e.g. a protocol's game variant) and, with ``match_id``, only
     at that table; with ``index``, only that seat of a table (a protocol whose bot asks for
-    a position: bridge's North).
+    a position: bridge's North); with ``held_only``, only a seat held for ``bot_id``.
 
     ``owner``: the arena (its name) whose connection the bot is.  Only a table no arena holds
     or ``owner`` holds is a candidate, and the table becomes ``owner``'s (``Match.owner``, a
@@ -447,7 +448,7 @@ def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: i
     until = lease_end(lease_s) if owner is not None else None
     if bot_id is not None:
         seat = sql.claim(game, name, config, match_id, bot_id, held=True, index=index, owner=owner, until=until)
-        if seat is not None:
+        if seat is not None or held_only:
             return seat
     return sql.claim(game, name, config, match_id, bot_id, held=False, index=index, owner=owner, until=until)
 

@@ -47,6 +47,13 @@ MAX_WAIT_S = 3_600.0
 LIVE = (Match.Status.OPEN, Match.Status.RUNNING)
 #: The entrant choice of a person entering themselves (the web's "Sign up to play", the API).
 ME = "me"
+#: Bridge pair events: pairs move between tables by a movement (formats.mitchell, formats.howell).
+MOVEMENTS = (Tournament.Format.MITCHELL, Tournament.Format.HOWELL)
+#: The pair counts a complete Howell takes (formats.howell's published cards).
+HOWELL_PAIRS = (4, 6, 8)
+#: The fewest pairs of a Mitchell: 3 tables (with fewer, every E-W pair would meet the same
+#: N-S pairs again and again; a Howell suits them).
+MITCHELL_MIN_PAIRS = 6
 #: Why a running match of a tournament that stopped early, or was cancelled, ends.
 STOPPED_EARLY = "the tournament stopped early: its result is decided"
 CANCELLED = "the tournament was cancelled"
@@ -84,14 +91,104 @@ def _entrant(spec, choice: str, creator_id: int | None, index: int) -> Entrant:
             raise ValueError(f"{spec.title} has no built-in bot {name!r}.")
         return Entrant(index=index, builtin_bot=name, display_name=spec.builtin_bots[name][0])
     if choice.startswith(tables.REGISTERED_PREFIX):
-        key = choice[len(tables.REGISTERED_PREFIX):].strip()
-        bot = RegisteredBot.objects.filter(game=spec.slug, pk=int(key) if key.isdigit() else 0).first()
-        if bot is None:
-            raise ValueError(f"No registered {spec.title} bot {key!r}.")
-        if not tables.may_seat(bot, tables.Sitter(name="", user_id=creator_id)):
-            raise ValueError(f"{bot.name} is not shared by its owner: only they may enter it.")
-        return Entrant(index=index, registered_bot=bot, display_name=bot.name)
-    raise ValueError(f"Unknown entrant {choice!r}: use builtin:<name>, registered:<id> or me.")
+        bots = []
+        # "registered:<id>+<id>": a bridge pair of two registered bots (the first North or East).
+        for key in choice[len(tables.REGISTERED_PREFIX):].split("+", 1):
+            key = key.strip()
+            bot = RegisteredBot.objects.filter(game=spec.slug, pk=int(key) if key.isdigit() else 0).first()
+            if bot is None:
+                raise ValueError(f"No registered {spec.title} bot {key!r}.")
+            if not tables.may_seat(bot, tables.Sitter(name="", user_id=creator_id)):
+                raise ValueError(f"{bot.name} is not shared by its owner: only they may enter it.")
+            bots.append(bot)
+        if len(bots) == 1:
+            return Entrant(index=index, registered_bot=bots[0], display_name=bots[0].name)
+        return _pair_entrant(spec, index, *bots)
+    raise ValueError(f"Unknown entrant {choice!r}: use builtin:<name>, registered:<id>"
+                     f"{', registered:<id>+<id> (a pair)' if spec.teams({}) else ''} or me.")
+
+
+def _pair_entrant(spec, index: int, first: RegisteredBot, second: RegisteredBot) -> Entrant:
+    """An unsaved :class:`Entrant` of two registered bots playing one side of a partnership
+    game (``first`` in the side's first seat: bridge's North or East); ``ValueError`` if
+    they are one bot or the game has no partnerships."""
+    if not spec.teams({}):
+        raise ValueError(f"{spec.title} has no partnerships: a pair of bots cannot be one entrant.")
+    if first.pk == second.pk:
+        raise ValueError(f"A pair is two bots: {first.name} cannot partner itself.")
+    return Entrant(index=index, registered_bot=first, partner_bot=second,
+                   display_name=f"{first.name} & {second.name}"[:64])
+
+
+def _entrant_bots(choice: str) -> list[str]:
+    """The registered bots an entrant choice names (one, or two for a pair)."""
+    if not choice.startswith(tables.REGISTERED_PREFIX):
+        return []
+    return [key.strip() for key in choice[len(tables.REGISTERED_PREFIX):].split("+", 1)]
+
+
+def movement_refusal(format: str, pairs: int) -> str | None:
+    """Why a Mitchell or Howell (``format``) cannot be played by ``pairs`` pairs, else None.
+    Howell: 4, 6 or 8 pairs (formats.howell's complete cards); Mitchell: an even number, at
+    least :data:`MITCHELL_MIN_PAIRS` (3 tables), at most :data:`MAX_ENTRANTS`.  There are no
+    sit-outs: an odd count needs a pair more or fewer."""
+    if format == Tournament.Format.HOWELL:
+        if pairs not in HOWELL_PAIRS:
+            return f"A Howell takes 4, 6 or 8 pairs (2, 3 or 4 tables), not {pairs}."
+    elif pairs < MITCHELL_MIN_PAIRS or pairs % 2 or pairs > MAX_ENTRANTS:
+        return (f"A Mitchell takes an even number of pairs from {MITCHELL_MIN_PAIRS} to {MAX_ENTRANTS} "
+                f"(3 to {MAX_ENTRANTS // 2} tables), not {pairs}; 4 pairs play a Howell.")
+    return None
+
+
+def movement_capacity(format: str) -> int:
+    """The most pairs a Mitchell or Howell takes: an event that many pairs entered is full."""
+    return HOWELL_PAIRS[-1] if format == Tournament.Format.HOWELL else MAX_ENTRANTS
+
+
+def movement_plan(format: str, pairs: int) -> list[formats.Game]:
+    """The planned games of a Mitchell or Howell of ``pairs`` pairs: one per table per round,
+    ``sides = (N-S entrant, E-W entrant)``, ``deal`` the board set.  Mitchell: entrants
+    ``0..T-1`` are the N-S pairs 1..T, ``T..2T-1`` the E-W pairs T+1..2T (formats.mitchell's
+    numbers, an even T with the skip and without the revenge round); Howell: entrant ``i`` is
+    pair ``i + 1``.  Raises ``ValueError`` with :func:`movement_refusal`'s message."""
+    why = movement_refusal(format, pairs)
+    if why:
+        raise ValueError(why)
+    rounds = formats.mitchell(pairs // 2) if format == Tournament.Format.MITCHELL else formats.howell(pairs)
+    return [formats.Game(r, (t.ns - 1, t.ew - 1), t.board_set)
+            for r, tables_ in enumerate(rounds, 1) for t in tables_]
+
+
+def movement_config(config: dict, boards_per_round: int, board_set: int) -> dict:
+    """The match configuration of a table playing ``board_set`` of a movement: the event's
+    bridge ``config`` with ``boards_per_round`` boards numbered on from set to set (set ``s``
+    starts at board ``(s - 1) * boards_per_round + 1``; the board number fixes dealer and
+    vulnerability by Law 2), so every table on one set plays the same boards."""
+    return {**config, "boards": boards_per_round, "board": (board_set - 1) * boards_per_round + 1}
+
+
+def _check_movement(spec, config: dict, format: str, scoring: str, per_pairing: int, pairs: int,
+                    now: bool) -> None:
+    """``ValueError`` unless a Mitchell or Howell (``format``) can be made of this: bridge,
+    duplicate scoring without the team match's replay, a scoring across the field, boards per
+    round within the table form's bounds, and ``pairs`` the movement takes (``now``: it
+    starts at once), or at most its capacity (pairs may join until a later start)."""
+    if spec.slug != "bridge":
+        raise ValueError("Mitchell and Howell movements are for contract bridge pairs.")
+    if config.get("scoring") != "duplicate" or config.get("replay"):
+        raise ValueError("A Mitchell or Howell plays each board once at each table and compares the tables: "
+                         "choose duplicate scoring, without the team match's replay.")
+    if scoring not in Tournament.Scoring.values:
+        raise ValueError("Scoring across the field: choose matchpoints (Law 78A) or cross-IMPs (Law 78B); in the "
+                         f"API and the command line {' or '.join(Tournament.Scoring.values)}.")
+    try:
+        spec.table_config({**config, "boards": per_pairing})
+    except ValueError as exc:
+        raise ValueError(f"Boards per round: {exc}") from None
+    why = movement_refusal(format, pairs)
+    if why and (now or pairs > movement_capacity(format)):
+        raise ValueError(why + ("" if now else " (With a later start, pairs may join until then.)"))
 
 
 def _person(spec, user_id: int | None, index: int) -> Entrant:
@@ -109,30 +206,42 @@ def _person(spec, user_id: int | None, index: int) -> Entrant:
 def create(*, game: str, config: dict, format: str, entrants: list[str], name: str = "",
            per_pairing: int = 1, rounds: int = 0, at_once: int = 4, think_s: int | None = None,
            pace_s: float = 0.0, rated: bool = True, late_join: bool = False, wait_s: float = 60.0,
-           early_stop: bool = False, starts_at: datetime | None = None,
+           early_stop: bool = False, starts_at: datetime | None = None, scoring: str = "",
            created_by_id: int | None = None) -> Tournament:
     """Create a tournament of ``game`` (``config`` as the create-table form takes it) in
     ``format`` (:class:`Tournament.Format`) between ``entrants`` (``"builtin:<name>"``,
     ``"registered:<id>"``), starting at ``starts_at`` (None: now; the arenas start it at
     their next sweep).  ``per_pairing``: round robin's matches per pairing, duplicate's deals
-    per pairing; ``rounds``: Swiss rounds (0: ceil(log2(entrants)) at the start).  Scheduled
-    ahead (``starts_at`` in the future) it may have fewer entrants than a match needs, even
-    none, for people to sign up (:func:`join`).  Raises ``ValueError``
+    per pairing, a bridge movement's (Mitchell, Howell) boards per round; ``rounds``: Swiss
+    rounds (0: ceil(log2(entrants)) at the start); ``scoring``: a movement's
+    :class:`Tournament.Scoring` (empty for the other formats); a movement's entrants are pairs
+    (a built-in bot or a registered bot in both seats of its side, or
+    ``"registered:<id>+<id>"``, two registered bots) and their number one the movement takes
+    (:func:`movement_refusal`).  Scheduled ahead (``starts_at`` in the future) it may have
+    fewer entrants than a match (or the movement) needs, even none, for people and pairs to
+    sign up (:func:`join`), up to a movement's capacity.  Raises ``ValueError``
     with a message for anything out of bounds or impossible (the module's ``MAX_*``)."""
     spec = registry.get(game)
     config = spec.table_config(config)
     if format not in Tournament.Format.values:
         raise ValueError(f"Unknown format {format!r}: one of {', '.join(Tournament.Format.values)}.")
     k = len(sides_of(spec, config))
-    # Scheduled ahead, it may wait for people to sign up (join): too few at its start, it is
-    # cancelled then (too_few).
+    movement = format in MOVEMENTS
+    # Scheduled ahead, it may wait for people (or pairs) to sign up (join): too few at its
+    # start, it is cancelled then (too_few).
     ahead = starts_at is not None and starts_at > timezone.now()
-    if not (0 if ahead else 1) <= len(entrants) <= MAX_ENTRANTS:
+    if movement:
+        _check_movement(spec, config, format, scoring, per_pairing, len(entrants), now=not ahead)
+        if early_stop:
+            raise ValueError("The early stop is for a match-up of two entrants, not a pair event.")
+    elif scoring:
+        raise ValueError("Scoring across the field (matchpoints, cross-IMPs) is for Mitchell and Howell movements.")
+    elif not (0 if ahead else 1) <= len(entrants) <= MAX_ENTRANTS:
         raise ValueError(f"A tournament has 1 to {MAX_ENTRANTS} entrants.")
-    if len(entrants) < max(k, 2 if k == 1 and format == Tournament.Format.SWISS else k) and not ahead:
+    elif len(entrants) < max(k, 2 if k == 1 and format == Tournament.Format.SWISS else k) and not ahead:
         raise ValueError(f"{spec.title} with this configuration needs at least {k} entrants a match "
                          "(or a start time ahead, for people to sign up).")
-    registered = [e for e in entrants if not e.startswith(tables.BUILTIN_PREFIX)]
+    registered = [bot for e in entrants for bot in _entrant_bots(e)]
     if len(set(registered)) != len(registered):
         raise ValueError("A registered bot is entered twice.")
     if format == Tournament.Format.SWISS and k != 2:
@@ -162,6 +271,8 @@ def create(*, game: str, config: dict, format: str, entrants: list[str], name: s
     if format == Tournament.Format.SWISS:
         # 0 (automatic) stays 0 until the start, which counts the entrants then (_start).
         planned = (rounds or formats.swiss_rounds_needed(max(len(entrants), 1))) * (len(entrants) // 2)
+    elif movement:
+        planned, rounds = 0, 0  # planned at the start, for the pairs entered by then
     else:
         planned = len(_plan(format, len(entrants), k, per_pairing)) if len(entrants) >= k else 0
         rounds = 0
@@ -173,7 +284,7 @@ def create(*, game: str, config: dict, format: str, entrants: list[str], name: s
             name=title, game=game, config=config, format=format, per_pairing=per_pairing, rounds=rounds,
             at_once=at_once, think_s=think_s, pace_s=pace_s, rated=rated, late_join=late_join, wait_s=wait_s,
             early_stop=early_stop, seed=secrets.randbits(62), starts_at=starts_at or timezone.now(),
-            created_by_id=created_by_id)
+            scoring=scoring if movement else "", created_by_id=created_by_id)
         for row in rows:
             row.tournament = tournament
         Entrant.objects.bulk_create(rows)
@@ -213,6 +324,8 @@ def join(tournament_id: int, choice: str, user_id: int | None) -> Entrant:
             entrant.display_name = f"{entrant.display_name} ({count + 1})"
         if tournament.format == Tournament.Format.SWISS:
             planned = (tournament.rounds or formats.swiss_rounds_needed(count + 1)) * ((count + 2) // 2)
+        elif tournament.format in MOVEMENTS:
+            planned = _movement_room(tournament, count)
         else:
             k = len(sides_of(spec, tournament.config))
             planned = len(_plan(tournament.format, count + 1, k, tournament.per_pairing)) if count + 1 >= k else 0
@@ -263,7 +376,75 @@ def too_few(tournament: Tournament) -> str:
     return f"too few entrants at the start: {n}, a match needs {need}" if n < need else ""
 
 
+def _movement_room(tournament: Tournament, count: int) -> int:
+    """0 if a pair event of ``count`` pairs has room for one more, else ``ValueError``
+    saying it is full (its plan is made at the start, for the pairs entered by then)."""
+    most = movement_capacity(tournament.format)
+    if count >= most:
+        raise ValueError(f"The event is full: a {Tournament.Format(tournament.format).label} "
+                         f"takes at most {most} pairs.")
+    return 0
+
+
+def _check_event_open(tournament: Tournament | None, tournament_id: int) -> None:
+    """``ValueError`` unless ``tournament`` (id ``tournament_id``) is a scheduled bridge pair
+    event with room for a pair."""
+    if tournament is None or tournament.format not in MOVEMENTS:
+        raise ValueError(f"there is no bridge pair event {tournament_id} (TOURNAMENTS lists the open ones)")
+    if tournament.status != Tournament.Status.SCHEDULED:
+        raise ValueError(f"event {tournament_id} is {tournament.status}: pairs join before its start")
+    _movement_room(tournament, tournament.entrants.count())
+
+
+def event_refusal(tournament_id: int) -> str | None:
+    """Why a pair cannot join bridge pair event ``tournament_id`` now, else None."""
+    try:
+        _check_event_open(Tournament.objects.filter(pk=tournament_id).first(), tournament_id)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def entered(tournament_id: int, bot_id: int) -> bool:
+    """Whether registered bot ``bot_id`` plays in tournament ``tournament_id`` (alone or in a pair)."""
+    return Entrant.objects.filter(Q(registered_bot_id=bot_id) | Q(partner_bot_id=bot_id),
+                                  tournament_id=tournament_id).exists()
+
+
+def join_pair(tournament_id: int, first_bot_id: int, second_bot_id: int) -> Entrant:
+    """Enter two registered bots as one pair into a scheduled bridge Mitchell or Howell (what
+    JOIN-T with an event id does: both bots proved themselves with their keys and named each
+    other, so no owner's permission is asked).  ``first_bot_id`` sits North or East.  Raises
+    ``ValueError`` with the reason: no such event, not a pair event, started, full, a bot
+    entered already."""
+    with tables.claiming():
+        tournament = Tournament.objects.select_for_update().filter(pk=tournament_id).first()
+        _check_event_open(tournament, tournament_id)
+        ids = [first_bot_id, second_bot_id]
+        already = tournament.entrants.filter(Q(registered_bot_id__in=ids) | Q(partner_bot_id__in=ids)).first()
+        if already is not None:
+            raise ValueError(f"{already.display_name} entered event {tournament_id} already")
+        bots = {b.pk: b for b in RegisteredBot.objects.filter(pk__in=ids, game=tournament.game)}
+        if len(bots) != 2:
+            raise ValueError("a pair is two registered bridge bots")
+        entrant = _pair_entrant(registry.get(tournament.game), tournament.entrants.count(), bots[first_bot_id],
+                                bots[second_bot_id])
+        entrant.tournament = tournament
+        entrant.save()
+        return entrant
+
+
+def open_events(game: str, limit: int = 100) -> list[int]:
+    """Ids of the scheduled pair events (Mitchell, Howell) of ``game`` that pairs may still
+    join, oldest first, at most ``limit``."""
+    rows = Tournament.objects.filter(game=game, status=Tournament.Status.SCHEDULED, format__in=MOVEMENTS)
+    counts = rows.annotate(n=Count("entrants")).order_by("pk").values_list("pk", "format", "n")[:limit]
+    return [pk for pk, format, n in counts if n < movement_capacity(format)]
+
+
 def _plan(format: str, n: int, k: int, per_pairing: int) -> list[formats.Game]:
+    if format in MOVEMENTS:
+        return movement_plan(format, n)
     if format == Tournament.Format.ROUND_ROBIN:
         return formats.round_robin(n, k, per_pairing)
     return formats.duplicate(n, k, per_pairing)
@@ -271,7 +452,9 @@ def _plan(format: str, n: int, k: int, per_pairing: int) -> list[formats.Game]:
 
 def _start(tournament: Tournament) -> None:
     """Write the plan of a due tournament (its row locked by the caller) and mark it running:
-    every game of a round robin or duplicate, the first round of a Swiss."""
+    every game of a round robin or duplicate or movement, the first round of a Swiss.  A pair
+    event whose pairs by now are a number its movement does not take is cancelled instead,
+    with the reason in its note."""
     if tournament.format == Tournament.Format.SWISS:
         tournament.rounds = tournament.rounds or formats.swiss_rounds_needed(tournament.entrants.count())
         _pair_swiss_round(tournament)
@@ -279,6 +462,10 @@ def _start(tournament: Tournament) -> None:
         spec = registry.get(tournament.game)
         k = len(sides_of(spec, tournament.config))
         n = tournament.entrants.count()
+        why = movement_refusal(tournament.format, n) if tournament.format in MOVEMENTS else None
+        if why:
+            _end(tournament, Tournament.Status.CANCELLED, f"not started: {why}")
+            return
         plan = _plan(tournament.format, n, k, tournament.per_pairing)
         TournamentGame.objects.bulk_create(
             [TournamentGame(tournament=tournament, number=i, round=g.round, sides=list(g.sides), deal=g.deal)
@@ -336,9 +523,10 @@ def _seat_choices(spec, config: dict, sides: list[int], entrants: dict[int, Entr
         if e.user_id is not None:
             _person_seats(spec, seats, e.user_id, choices)
             continue
-        for seat in seats:
+        for n, seat in enumerate(seats):
+            bot_id = e.partner_bot_id if n and e.partner_bot_id else e.registered_bot_id  # a pair: its second seat
             choices[seat] = (tables.BUILTIN_PREFIX + e.builtin_bot if e.builtin_bot
-                             else f"{tables.REGISTERED_PREFIX}{e.registered_bot_id}")
+                             else f"{tables.REGISTERED_PREFIX}{bot_id}")
     return choices
 
 
@@ -366,7 +554,7 @@ def _make_matches(tournament: Tournament, owner: str, lease_s: float, room: int,
     ``owner``'s to start now go to ``work.start``, and ``work.made`` counts them all.
     Returns how many were made."""
     spec = registry.get(tournament.game)
-    entrants = {e.index: e for e in tournament.entrants.select_related("registered_bot")}
+    entrants = {e.index: e for e in tournament.entrants.select_related("registered_bot", "partner_bot")}
     connecting = any(_connects(spec, e) for e in entrants.values())
     counts = Match.objects.filter(tournament_game__tournament=tournament, status__in=LIVE).aggregate(
         live=Count("pk"), open=Count("pk", filter=Q(status=Match.Status.OPEN)),
@@ -388,13 +576,15 @@ def _make_matches(tournament: Tournament, owner: str, lease_s: float, room: int,
     if len(_first_undone) > 1000:
         _first_undone.clear()
     _first_undone[tournament.pk] = games[-1].number + 1
-    bots = {e.registered_bot_id: e.registered_bot for e in entrants.values() if e.registered_bot_id}
+    bots = {bot.pk: bot for e in entrants.values() for bot in (e.registered_bot, e.partner_bot) if bot}
     sitter = tables.Sitter(name="", user_id=tournament.created_by_id)
     think = None if tournament.think_s is None else int(tournament.think_s)
     for g in games:
         waits = any(_connects(spec, entrants[i]) for i in g.sides)
+        config = (movement_config(tournament.config, tournament.per_pairing, g.deal)
+                  if tournament.format in MOVEMENTS else tournament.config)
         match = tables.create_table(
-            tournament.game, tournament.config, _seat_choices(spec, tournament.config, g.sides, entrants), sitter,
+            tournament.game, config, _seat_choices(spec, config, g.sides, entrants), sitter,
             pace_s=tournament.pace_s, think_s=think, seed=deal_seed(tournament.seed, g.deal),
             tournament_game_id=g.pk, rated=tournament.rated, known_bots=bots,
             owner="" if waits else owner, lease_s=lease_s)
@@ -466,7 +656,8 @@ def entrant_waits(game: str, bot_id: int) -> bool:
         return True
     due = Q(tournament__status=Tournament.Status.RUNNING) | Q(tournament__status=Tournament.Status.SCHEDULED,
                                                              tournament__starts_at__lte=timezone.now())
-    entries = Entrant.objects.filter(due, registered_bot_id=bot_id, tournament__game=game).select_related("tournament")
+    entries = Entrant.objects.filter(due, Q(registered_bot_id=bot_id) | Q(partner_bot_id=bot_id),
+                                     tournament__game=game).select_related("tournament")
     for entry in entries:
         t = entry.tournament
         if t.status == Tournament.Status.SCHEDULED:
@@ -549,6 +740,8 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
                     _end(tournament, Tournament.Status.CANCELLED, short)
                     continue
                 _start(tournament)
+                if tournament.status != Tournament.Status.RUNNING:
+                    continue
             if full and _may_be_overdue(tournament, now):
                 work.forfeits += _overdue(tournament, now)
             decided = _decided(tournament) if full else ""  # the standings' read: a full turn's

@@ -779,7 +779,7 @@ class TournamentSummary(Out):
     id: int
     name: str
     game: str = Field(description="The game's slug.")
-    format: str = Field(description="round_robin, duplicate or swiss.")
+    format: str = Field(description="round_robin, duplicate, swiss, or for bridge pairs mitchell or howell.")
     status: str = Field(description="scheduled, running, finished or cancelled.")
     note: str = Field(description="Why it ended as it did (an early stop's finding, a cancellation), else \"\".")
     rated: bool = Field(description="Whether its matches feed the ratings.")
@@ -789,7 +789,8 @@ class TournamentSummary(Out):
     started_at: datetime.datetime | None
     finished_at: datetime.datetime | None
     done: int = Field(description="Games done (a finished match or a forfeit).")
-    planned: int = Field(description="Games planned in all (0 before a round robin or duplicate starts).")
+    planned: int = Field(description="Games planned in all (0 before a round robin, duplicate or bridge "
+                                       "movement starts).")
     url: str = Field(description="Its live page on this site.")
     api: str = Field(description="Its /api/tournaments/<id> address (standings, cross-table, matches).")
 
@@ -813,11 +814,12 @@ class Progress(Out):
 
 class StandingRow(Out):
     """One entrant's line, best first."""
-    rank: int
+    rank: int = Field(description="From 1; a Mitchell ranks each field (N-S, E-W) apart.")
     entrant: int = Field(description="The entrant's index (0-based, in the order of entry).")
     name: str
-    games: int
-    points: float = Field(description="1 a win, ½ a draw, over the other sides' number; a bye 1, a forfeit 0.")
+    games: int = Field(description="Matches played or forfeited (a pair event: its rounds).")
+    points: float = Field(description="1 a win, ½ a draw, over the other sides' number; a bye 1, a forfeit 0. A "
+                                      "bridge pair event: its matchpoints (Law 78A) or IMPs (cross-IMPs) in all.")
     wins: int
     draws: int
     losses: int
@@ -827,11 +829,15 @@ class StandingRow(Out):
     low: float | None = Field(description="The statistic's 95% interval, lower end.")
     high: float | None = Field(description="The statistic's 95% interval, upper end.")
     bot_url: str = Field(description="A registered bot's page on this site, else \"\".")
+    boards: int = Field(description="A bridge pair event: the boards scored (forfeited ones included); else 0.")
+    field: str = Field(description="A Mitchell: the pair's field, \"N-S\" or \"E-W\" (each has its winner; rank "
+                                   "counts within it); else \"\".")
 
 
 class CrossCell(Out):
-    points: float = Field(description="The row's entrant's points against the column's.")
-    games: int
+    points: float = Field(description="The row's entrant's points against the column's; a bridge pair event: its "
+                                      "mean percentage (or cross-IMPs) per board against the column's pair.")
+    games: int = Field(description="Their games; a bridge pair event: their boards.")
 
 
 class CrossRow(Out):
@@ -869,10 +875,16 @@ class TournamentDetail(Out):
     rated: bool
     round: int = Field(description="The round being played (Swiss), else the last.")
     rounds: int
+    scoring: str = Field(description="A bridge pair event's scoring across the field: matchpoints (Law 78A) or "
+                                     "cross_imps (Law 78B); else \"\".")
+    boards_per_round: int | None = Field(description="A bridge pair event: boards per round; else null.")
     progress: Progress
     statistic: str = Field(description="What stat measures: \"score rate\" (Wilson interval) for round robin and "
                                        "Swiss, \"mean paired difference per deal\" (Student-t interval) for "
-                                       "duplicate, \"mean score\" for a cooperative game.")
+                                       "duplicate, \"mean score\" for a cooperative game; a bridge pair event: "
+                                       "\"mean percentage per board\" (matchpoints) or \"mean cross-IMPs per "
+                                       "board\", Student-t interval over its boards; a forfeited board gives 60% "
+                                       "(+3 IMPs) to the pair that came, 40% (-3) to the absent one.")
     standings: list[StandingRow]
     cross: list[CrossRow]
     history: list[HistoryPoint]
@@ -886,15 +898,21 @@ class TournamentIn(BaseModel):
     """A new tournament (the same fields as the form at /tournaments/new/)."""
     model_config = ConfigDict(extra="forbid")
     game: str = Field(max_length=32, description="The game's slug.")
-    format: str = Field(max_length=20, description="round_robin, duplicate or swiss.")
+    format: str = Field(max_length=20, description="round_robin, duplicate, swiss, or for bridge pairs mitchell "
+                                                   "(an even number of pairs, at least 6) or howell (4, 6 or 8 "
+                                                   "pairs).")
     entrants: list[Annotated[str, Field(max_length=80)]] = Field(
         max_length=64, description="builtin:<name> (a built-in bot, as often as wanted), registered:<id> (a "
                                    "registered bot you own or its owner shares) or me (you play your own "
-                                   "matches; at most once).")
+                                   "matches; at most once); a bridge pair: a bot in both seats of its side, "
+                                   "or registered:<id>+<id>, two registered bots (the first North or East).")
     config: dict[str, Any] = Field(default_factory=dict, description="The game's configuration fields, as on the "
                                                                      "create-table form (e.g. {\"players\": 2}).")
     name: str = Field("", max_length=100)
-    per_pairing: int = Field(1, description="Round robin: matches per pairing; duplicate: deals per pairing.")
+    per_pairing: int = Field(1, description="Round robin: matches per pairing; duplicate: deals per pairing; "
+                                            "mitchell and howell: boards per round.")
+    scoring: str = Field("", max_length=12, description="mitchell and howell: matchpoints or cross_imps (empty for "
+                                                        "the other formats).")
     rounds: int = Field(0, description="Swiss rounds (0: enough for the field).")
     at_once: int = Field(4, description="Matches running at once at most.")
     think_s: int | None = Field(None, description="Bots' seconds per move (null: the game's default).")

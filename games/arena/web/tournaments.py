@@ -96,8 +96,13 @@ def read_form(post, spec) -> dict:
     entrants = []
     for name, (label, _) in spec.builtin_bots.items():
         entrants += [tables.BUILTIN_PREFIX + name] * _whole(post, f"count_{name}", label, 0, schedule.MAX_ENTRANTS, 0)
-    ticked = post.getlist("bot")[:schedule.MAX_ENTRANTS + 1]
-    entrants += [f"{tables.REGISTERED_PREFIX}{pk}" for pk in ticked if pk.isascii() and pk.isdigit()]
+    ticked = [pk for pk in post.getlist("bot")[:schedule.MAX_ENTRANTS + 1] if pk.isascii() and pk.isdigit()]
+    # Bridge pairs: a ticked bot may name a partner (``partner_<id>``, North or East first),
+    # which then plays beside it rather than as a pair of its own.
+    partners = {pk: (post.get(f"partner_{pk}") or "").strip()[:12] for pk in ticked}
+    partners = {pk: other for pk, other in partners.items() if other.isascii() and other.isdigit() and other != pk}
+    entrants += [f"{tables.REGISTERED_PREFIX}{pk}" + (f"+{partners[pk]}" if pk in partners else "")
+                 for pk in ticked if pk in partners or pk not in partners.values()]
     if post.get("me") == "on":
         entrants.append(schedule.ME)
     values: dict = {}
@@ -113,6 +118,7 @@ def read_form(post, spec) -> dict:
         raise ValueError("Wait for entrants that connect: a number of seconds.") from None
     return {
         "game": spec.slug, "config": values, "format": post.get("format", "")[:20], "entrants": entrants,
+        "scoring": post.get("pair_scoring", "")[:12],  # not "scoring": bridge's own setting has that name
         "name": post.get("name", "")[:100],
         "per_pairing": _whole(post, "per_pairing", "Matches per pairing", 1, schedule.MAX_PER_PAIRING, 1),
         "rounds": _whole(post, "rounds", "Swiss rounds", 0, schedule.MAX_ROUNDS, 0),
@@ -328,15 +334,28 @@ def tournament_new(request):
     ticked = set(form.getlist("bot")) if form is not None else set()
     return render(request, "arena/tournament_new.html", {
         "games": games, "spec": spec, "error": error, "form": form or {}, "fields": spec.config_fields,
-        "values": values, "formats": Tournament.Format.choices,
+        "values": values, "formats": formats_for(spec),
+        "scorings": Tournament.Scoring.choices if pairs_game(spec) else [],
         "builtins": [(name, label, counts[name]) for name, label in builtins],
-        "bots": [(bot, str(bot.pk) in ticked) for bot in bots],
+        "bots": [(bot, str(bot.pk) in ticked, form.get(f"partner_{bot.pk}", "") if form is not None else "")
+                 for bot in bots],
         "paces": tables.PACES, "pace": _float(form.get("pace")) if form is not None else tables.WATCHABLE,
         "default_think": spec.bot_deadline(), "min_think": tables.MIN_THINK_S, "max_think": tables.MAX_THINK_S,
         "max_entrants": schedule.MAX_ENTRANTS, "max_rounds": schedule.MAX_ROUNDS,
         "max_per_pairing": schedule.MAX_PER_PAIRING, "max_at_once": schedule.MAX_AT_ONCE,
         "max_wait": schedule.MAX_WAIT_S, "max_days": MAX_AHEAD.days,
     })
+
+
+def pairs_game(spec) -> bool:
+    """Whether ``spec``'s game has pair events (Mitchell, Howell): contract bridge."""
+    return spec.slug == "bridge"
+
+
+def formats_for(spec) -> list[tuple[str, str]]:
+    """The formats the form offers for ``spec``'s game: the movements only for bridge."""
+    return [(value, label) for value, label in Tournament.Format.choices
+            if pairs_game(spec) or value not in schedule.MOVEMENTS]
 
 
 def _float(text) -> float | None:
@@ -361,7 +380,9 @@ def tournament_page(request, tournament_id: int, error: str = "", status: int = 
     data["you"] = your_tables(tournament.pk, user.pk if me else None)
     return render(request, "arena/tournament.html", {
         "t": tournament, "spec": spec, "data": data, "may_cancel": may_cancel(request.user, tournament),
-        "config_summary": spec.config_summary(tournament.config),
+        # A pair event's boards are its boards per round, which the heading says already.
+        "config_summary": [] if tournament.format in schedule.MOVEMENTS else spec.config_summary(tournament.config),
+        "entrants": tournament.entrants.select_related("registered_bot").order_by("index"),
         "entry_open": data["entry_open"], "me": me, "error": error, "partner": _partner_note(spec, tournament.config),
         "bot_choices": bots_to_enter(spec, user, tournament) if data["entry_open"] else [],
     }, status=status)

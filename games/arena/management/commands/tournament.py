@@ -74,7 +74,8 @@ def _creator(username: str | None, entrants: list[str]) -> int | None:
         if user is None:
             raise CommandError(f"There is no user {username!r}.")
         return user.pk
-    ids = [int(e.split(":", 1)[1]) for e in entrants if e.startswith("registered:") and e.split(":", 1)[1].isdigit()]
+    ids = [int(key) for e in entrants if e.startswith("registered:")  # a bridge pair: registered:<id>+<id>
+           for key in e.split(":", 1)[1].split("+") if key.isdigit()]
     owners = set(RegisteredBot.objects.filter(pk__in=ids, shared=False).values_list("owner_id", flat=True))
     return owners.pop() if len(owners) == 1 else None
 
@@ -100,11 +101,15 @@ class Command(BaseCommand):
             p.add_argument("--game", required=True, choices=[g.slug for g in registry.all_games()])
             p.add_argument("--format", default="round_robin", choices=Tournament.Format.values)
             p.add_argument("--entrant", action="append", default=[], required=True,
-                           help="builtin:<name>, registered:<id> or http:<url> (repeat)")
+                           help="builtin:<name>, registered:<id> or http:<url> (repeat); bridge pairs "
+                                "also registered:<id>+<id>")
             p.add_argument("--config", action="append", default=[], help="key=value of the game's configuration")
             p.add_argument("--name", default="")
             p.add_argument("--per-pairing", type=int, default=1,
-                           help="round robin: matches per pairing; duplicate: deals per pairing")
+                           help="round robin: matches per pairing; duplicate: deals per pairing; "
+                                "mitchell, howell: boards per round")
+            p.add_argument("--scoring", default="", choices=["", *Tournament.Scoring.values],
+                           help="mitchell, howell (bridge pairs): scoring across the field")
             p.add_argument("--rounds", type=int, default=0, help="Swiss rounds (0: enough for the entrants)")
             p.add_argument("--at-once", type=int, default=4, help="matches running at once")
             p.add_argument("--think", type=int, default=None, help="bots' seconds per move")
@@ -153,7 +158,8 @@ class Command(BaseCommand):
                 game=o["game"], config=_config(o["config"]), format=o["format"], entrants=entrants, name=o["name"],
                 per_pairing=o["per_pairing"], rounds=o["rounds"], at_once=o["at_once"], think_s=o["think"],
                 pace_s=o["pace"], rated=not o["unrated"], late_join=o["late_join"], wait_s=o["wait"],
-                early_stop=o["early_stop"], starts_at=starts_at, created_by_id=_creator(o["as_user"], entrants))
+                early_stop=o["early_stop"], starts_at=starts_at, scoring=o["scoring"],
+                created_by_id=_creator(o["as_user"], entrants))
         except ValueError as exc:
             raise CommandError(str(exc)) from None
 
@@ -234,13 +240,17 @@ class Command(BaseCommand):
         t = tournament
         out = RichTable(title=f"{t.name}: {t.get_format_display()}, {t.get_status_display()}"
                               f" ({table.done} of {table.planned} matches)")
-        for column in ("#", "entrant", "games", "points", "W-D-L", table.statistic, "95% interval", "forfeits",
-                       "forced moves"):
-            out.add_column(column, justify="left" if column == "entrant" else "right")
-        for n, r in enumerate(table.rows, 1):
+        pairs = t.format in schedule.MOVEMENTS  # bridge pairs: field, boards, matchpoints or IMPs
+        points = ("matchpoints" if t.scoring == Tournament.Scoring.MATCHPOINTS else "IMPs") if pairs else "points"
+        columns = (("#", "field", "pair", "rounds", "boards", points) if pairs
+                   else ("#", "entrant", "games", points, "W-D-L"))
+        for column in (*columns, table.statistic, "95% interval", "forfeits", "forced moves"):
+            out.add_column(column, justify="left" if column in ("entrant", "pair", "field") else "right")
+        for n, r in zip(standings.ranks(table), table.rows):
             interval = "" if r.low is None or r.low != r.low else f"{r.low:.3f} to {r.high:.3f}"
-            out.add_row(str(n), r.name, str(r.games), f"{r.points:g}", f"{r.wins}-{r.draws}-{r.losses}",
-                        "" if r.stat is None else f"{r.stat:.3f}", interval, str(r.forfeits), str(r.forced))
+            first = ((str(n), r.field, r.name, str(r.games), str(r.boards), f"{r.points:g}") if pairs
+                     else (str(n), r.name, str(r.games), f"{r.points:g}", f"{r.wins}-{r.draws}-{r.losses}"))
+            out.add_row(*first, "" if r.stat is None else f"{r.stat:.3f}", interval, str(r.forfeits), str(r.forced))
         console = Console(file=self.stdout, width=120)
         console.print(out)
         if t.note:
