@@ -75,3 +75,12 @@ def table_harness(slug: str) -> str:
 <body><main><div id="board" class="board"></div><div id="actions" class="actions"></div><div id="log"></div></main>
 <script src="{(STATIC / 'arena/match.js').as_uri()}"></script>
 <script src="{(STATIC / f'games/{slug}.js').as_uri()}"></script></body></html>"""
+
+
+def log_in(page, url: str, name: str, password: str | None = None) -> None:
+    """Log in as ``name`` through the login form of the server at ``url`` (the tests' users
+    have the password ``pw-<name>-123`` unless ``password`` says otherwise)."""
+    page.goto(url + "/accounts/login/")
+    page.get_by_label("Username").fill(name)
+    page.get_by_label("Password").fill(password or f"pw-{name}-123")
+    page.get_by_role("button", name="Log in").click()

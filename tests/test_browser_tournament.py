@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser_util import DESKTOP, PHONE, browser, new_page  # noqa: F401  (fixture)
+from tests.browser_util import DESKTOP, PHONE, browser, log_in, new_page  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -36,10 +36,7 @@ def test_a_round_robin_fills_its_live_page_without_a_reload(arena_factory, brows
     arena.shell("from django.contrib.auth.models import User\n"
                 "User.objects.create_user('tess', password='pw-tess-123')\n")
     page = new_page(browser, viewport=DESKTOP)
-    page.goto(arena.url + "/accounts/login/")
-    page.get_by_label("Username").fill("tess")
-    page.get_by_label("Password").fill("pw-tess-123")
-    page.get_by_role("button", name="Log in").click()
+    log_in(page, arena.url, "tess")
 
     page.get_by_role("link", name="Tournaments").click()
     page.get_by_test_id("new-tournament").click()
@@ -99,13 +96,6 @@ t = schedule.create(game='liars_dice', config={'players': 2, 'dice': 2, 'games':
                     starts_at=timezone.now() + timedelta(hours=1), created_by_id=olga.pk)
 print(t.pk)
 """
-
-
-def log_in(page, url: str, name: str) -> None:
-    page.goto(url + "/accounts/login/")
-    page.get_by_label("Username").fill(name)
-    page.get_by_label("Password").fill(f"pw-{name}-123")
-    page.get_by_role("button", name="Log in").click()
 
 
 def play_liars_dice_to_the_end(page) -> int:

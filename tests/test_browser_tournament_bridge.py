@@ -10,7 +10,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser_util import DESKTOP, PHONE, browser, new_page  # noqa: F401  (fixture)
+from tests.browser_util import DESKTOP, PHONE, browser, log_in, new_page  # noqa: F401  (fixture)
 from tests.test_browser_tournament import shoot
 
 pytestmark = pytest.mark.browser
@@ -23,10 +23,7 @@ def test_a_howell_made_on_the_form_and_a_mitchell_show_their_movement_standings(
     arena.shell("from django.contrib.auth.models import User\n"
                 "User.objects.create_user('tess', password='pw-tess-123')\n")
     page = new_page(browser, viewport=DESKTOP)
-    page.goto(arena.url + "/accounts/login/")
-    page.get_by_label("Username").fill("tess")
-    page.get_by_label("Password").fill("pw-tess-123")
-    page.get_by_role("button", name="Log in").click()
+    log_in(page, arena.url, "tess")
 
     page.goto(arena.url + "/tournaments/new/?game=liars_dice")
     formats = page.get_by_label("Format").locator("option").all_text_contents()

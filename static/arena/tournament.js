@@ -81,20 +81,27 @@
         group.appendChild(th);
         body.appendChild(group);
       }
-      var tr = el("tr");
-      tr.appendChild(el("td", r.rank, "num"));
-      var name = el("td", null, "name");
-      if (r.bot_url) { var a = el("a", r.name); a.href = r.bot_url; name.appendChild(a); } else name.textContent = r.name;
-      tr.appendChild(name);
-      tr.appendChild(el("td", points(r.points), "num"));
-      tr.appendChild(el("td", num(r.stat, digits), "num"));
-      tr.appendChild(el("td", r.low === null ? "–" : num(r.low, digits) + " to " + num(r.high, digits), "num"));
+      var tr = standingRow(r, digits);
       tr.appendChild(el("td", r.games, "num"));
       tr.appendChild(el("td", r.boards, "num"));
       tr.appendChild(el("td", r.forfeits, "num"));
       tr.appendChild(el("td", r.forced, "num"));
       body.appendChild(tr);
     });
+  }
+
+  // A standings row's first cells: rank, name (linked to the bot's page), points, then the
+  // statistic and its interval next to the points (on a phone they show first).
+  function standingRow(r, digits) {
+    var tr = el("tr");
+    tr.appendChild(el("td", r.rank, "num"));
+    var name = el("td", null, "name");
+    if (r.bot_url) { var a = el("a", r.name); a.href = r.bot_url; name.appendChild(a); } else name.textContent = r.name;
+    tr.appendChild(name);
+    tr.appendChild(el("td", points(r.points), "num"));
+    tr.appendChild(el("td", num(r.stat, digits), "num"));
+    tr.appendChild(el("td", r.low === null ? "–" : num(r.low, digits) + " to " + num(r.high, digits), "num"));
+    return tr;
   }
 
   function drawStandings(t) {
@@ -109,15 +116,7 @@
     body.replaceChildren();
     var digits = t.format === "duplicate" ? 2 : 3;
     t.standings.forEach(function (r) {
-      var tr = el("tr");
-      tr.appendChild(el("td", r.rank, "num"));
-      var name = el("td", null, "name");
-      if (r.bot_url) { var a = el("a", r.name); a.href = r.bot_url; name.appendChild(a); } else name.textContent = r.name;
-      tr.appendChild(name);
-      // The statistic and its interval next to the points: on a phone they show first.
-      tr.appendChild(el("td", points(r.points), "num"));
-      tr.appendChild(el("td", num(r.stat, digits), "num"));
-      tr.appendChild(el("td", r.low === null ? "–" : num(r.low, digits) + " to " + num(r.high, digits), "num"));
+      var tr = standingRow(r, digits);
       tr.appendChild(el("td", r.games, "num"));
       tr.appendChild(el("td", r.wins + "-" + r.draws + "-" + r.losses, "num"));
       tr.appendChild(el("td", r.forfeits, "num"));
