@@ -67,4 +67,6 @@ def test_a_howell_made_on_the_form_and_a_mitchell_show_their_movement_standings(
     rows = page.get_by_test_id("standings").locator("tbody tr.field-head")
     expect(rows).to_have_text(["N-S field", "E-W field"])
     expect(page.get_by_test_id("standings").locator("thead")).to_contain_text("IMPs per board")
+    # Entry closed at the start: no empty "Take part" card is left on the page.
+    expect(page.get_by_role("heading", name="Take part")).to_be_hidden()
     shoot(page, "mitchell-desktop")

@@ -236,7 +236,12 @@
 
   function draw(t) {
     data = t;
-    if ($("t-entry-forms")) $("t-entry-forms").hidden = !t.entry_open;
+    if ($("t-entry-forms")) {
+      $("t-entry-forms").hidden = !t.entry_open;
+      // Entry closed (the start): the "Take part" card goes with its forms; an entrant's stays.
+      var card = $("t-entry");
+      if (card.dataset.entrant !== "yes") card.hidden = !t.entry_open && !card.querySelector("[role=alert]");
+    }
     if ($("t-starts")) $("t-starts").hidden = t.status !== "scheduled";
     var status = $("t-status");
     status.textContent = STATUS[t.status] || t.status;
