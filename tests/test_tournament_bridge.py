@@ -273,6 +273,7 @@ def test_two_pairs_of_protocol_bots_join_a_howell_with_join_t_and_play_every_rou
         eve, f"JOIN-T E{setup['full']} Gus")
     assert f"there is no bridge pair event {setup['other']}" in nak(eve, f"JOIN-T E{setup['other']} Gus")
     assert "there is no bridge pair event 999999" in nak(eve, "JOIN-T E999999 Gus")
+    assert "there is no bridge pair event 9999999999999999999999" in nak(eve, "JOIN-T E9999999999999999999999 Gus")
 
     arena.shell(f"from django.utils import timezone\nfrom games.arena.models import Tournament\n"
                 f"Tournament.objects.filter(pk={event}).update(starts_at=timezone.now())")

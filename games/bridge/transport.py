@@ -53,6 +53,8 @@ TEAM_WAIT_S = 600.0
 MAX_GAMES_LISTED = 100
 #: Lines a client may send while its HELLO or JOIN is being answered; they wait their turn.
 MAX_HELD_LINES = 16
+#: The largest tournament id (a 64-bit database key): ``E`` and more is no event.
+MAX_EVENT_ID = 2**63 - 1
 #: Seconds between two looks at a pair event that has not started, for a pair waiting in it
 #: (once it runs, the arena's seating wakes the pair when its table is made).
 EVENT_LOOK_S = 1.0
@@ -582,6 +584,9 @@ class BridgeClient:
                         'e.g. HELLO "my-bot" arena-key-...')
             return
         event = int(tid[1:])
+        if event > MAX_EVENT_ID:  # 31 digits may come: past a database id, no event has it
+            self.refuse(f"cannot join {tid}: there is no bridge pair event {event}")
+            return
         if await sync_to_async(schedule.entered)(event, self.bot_id):
             self.door.pairing.drop(self)
             self.door.start_event(self, event)
