@@ -335,13 +335,22 @@ def test_howell_follows_howells_rule(pairs):
 
 
 def test_howell_for_eight_pairs_matches_the_published_card():
-    """Rows of pjms.nl's "original Howell" for 8 pairs in 7 rounds (BALANS, 8p8rHowell.html),
-    board sets A-G as 1-7: round 1 "3-6 A, 7-2 C, 5-4 D, 8-1 E", round 4 "6-2 D, 3-5 F, 1-7 G,
-    8-4 A", round 7 "2-5 G, 6-1 B, 4-3 C, 8-7 D"."""
-    movement = howell(8)
-    assert movement[0] == [(1, 3, 6, 1), (2, 7, 2, 3), (3, 5, 4, 4), (4, 8, 1, 5)]
-    assert movement[3] == [(1, 6, 2, 4), (2, 3, 5, 6), (3, 1, 7, 7), (4, 8, 4, 1)]
-    assert movement[6] == [(1, 2, 5, 7), (2, 6, 1, 2), (3, 4, 3, 3), (4, 8, 7, 4)]
+    """The whole card of pjms.nl's "original Howell" for 8 pairs in 7 rounds (BALANS,
+    8p8rHowell.html, "Compare this to the original Howell"), one row a round, tables 1 to 4 as
+    "NS-EW set", board sets A-G as 1-7."""
+    card = """
+        3-6 A  7-2 C  5-4 D  8-1 E
+        4-7 B  1-3 D  6-5 E  8-2 F
+        5-1 C  2-4 E  7-6 F  8-3 G
+        6-2 D  3-5 F  1-7 G  8-4 A
+        7-3 E  4-6 G  2-1 A  8-5 B
+        1-4 F  5-7 A  3-2 B  8-6 C
+        2-5 G  6-1 B  4-3 C  8-7 D
+    """
+    rows = [line.split() for line in card.strip().splitlines()]
+    published = [[Table(t + 1, int(pairs.split("-")[0]), int(pairs.split("-")[1]), "ABCDEFG".index(board) + 1)
+                  for t, (pairs, board) in enumerate(zip(row[::2], row[1::2]))] for row in rows]
+    assert howell(8) == published
 
 
 def test_howell_for_four_pairs_matches_the_acbl_standard():

@@ -334,8 +334,9 @@ _HOWELL_CARDS: dict[int, tuple[tuple[tuple[int, int, int], ...], ...]] = {
     ),
     # 4 tables, 7 rounds, board sets A-G as 1-7.  The standard Howell for 8 pairs as published
     # by pjms.nl ("BALANS", 8p8rHowell.html: "the original Howell" for 8 pairs and 7 rounds
-    # that John Probst's 8-round movement extends): pair 8 stationary NS at table 4; no two
-    # tables share a set in any round.
+    # that John Probst's 8-round movement extends; every row checked against it in
+    # tests/test_tournament_formats.py): pair 8 stationary NS at table 4; no two tables share
+    # a set in any round.
     8: (
         ((3, 6, 1), (7, 2, 3), (5, 4, 4), (8, 1, 5)),
         ((4, 7, 2), (1, 3, 4), (6, 5, 5), (8, 2, 6)),
