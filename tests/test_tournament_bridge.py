@@ -82,6 +82,14 @@ async def test_a_movement_of_built_in_pairs_runs_to_the_end_each_table_once_equa
             2 * (len(by_set[g.deal]) - 1) * 2 for g in games))
     else:  # cross-IMPs: what N-S gains E-W loses, and the comparisons cancel over the field
         assert sum(r.points for r in table.rows) == pytest.approx(0.0)
+    # The match list reads each table's boards as a travelling score slip does.
+    from games.arena.web.tournaments import match_rows
+    _, shown = await sync_to_async(match_rows)(t)
+    by_id = {m.pk: m for same in matches.values() for m in same}
+    for row in shown:
+        slips = [f"board {b['board']}: " + ("passed out" if b["result"] == "Pass" else f"{b['result']} N–S {b['score']:+d}")
+                 for b in by_id[row["id"]].result["boards"]]
+        assert row["result"] == "; ".join(slips)
     if fmt == "mitchell":
         assert [r.field for r in table.rows] == ["N-S"] * 3 + ["E-W"] * 3
         assert {rows[e].field for e in range(3)} == {"N-S"}

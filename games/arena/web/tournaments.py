@@ -161,11 +161,20 @@ def create(user, fields: dict) -> Tournament:
 
 
 # --- watching ------------------------------------------------------------------------------------
+def _board_text(board: dict) -> str:
+    """One board of a bridge table's result (rules.BridgeState.result's ``boards``), as the
+    travelling score slip reads: "board 5: 4SN= N–S +420", "board 6: passed out"."""
+    if board.get("result") in (None, "Pass"):
+        return f"board {board.get('board')}: passed out"
+    return f"board {board.get('board')}: {board.get('result')} N–S {board.get('score', 0):+d}"
+
+
 def _result_text(spec, config: dict, sides: list, names: dict[int, str], match: Match,
-                 replayed: bool = False) -> str:
+                 replayed: bool = False, by_board: bool = False) -> str:
     """A finished match's result in words: "Probability bot won (1–0)", "draw (2–2)", a
-    cooperative game's "score 21"; an aborted one's reason (and, with ``replayed``, that its
-    planned game was played again from its seed); else its status."""
+    cooperative game's "score 21", with ``by_board`` (a bridge pair event's table) each
+    board's result (:func:`_board_text`); an aborted one's reason (and, with ``replayed``,
+    that its planned game was played again from its seed); else its status."""
     result = match.result if isinstance(match.result, dict) else {}
     if match.status == Match.Status.ABORTED:
         reason = result.get("aborted") or "no result"
@@ -173,6 +182,8 @@ def _result_text(spec, config: dict, sides: list, names: dict[int, str], match: 
         return f"aborted: {reason}" + ("; played again from the same seed" if replayed else "")
     if match.status != Match.Status.FINISHED:
         return str(Match.Status(match.status).label)
+    if by_board:  # a pair event scores each board across the field: the table's raw totals say little
+        return "; ".join(_board_text(b) for b in result.get("boards") or []) or "no board played"
     seats = schedule.sides_of(spec, config)
     scores = result.get("scores") or []
     side_scores = [scores[s[0]] if len(scores) > s[0] else None for s in seats]
@@ -203,7 +214,8 @@ def match_rows(tournament: Tournament, limit: int = MATCHES_SHOWN) -> tuple[int,
     rows = [{"id": m.pk, "status": m.status, "round": m.tournament_game.round,
              "entrants": [names.get(e, "?") for e in m.tournament_game.sides],
              "result": _result_text(spec, tournament.config, m.tournament_game.sides, names, m,
-                                    replayed=m.tournament_game_id in again),
+                                    replayed=m.tournament_game_id in again,
+                                    by_board=tournament.format in schedule.MOVEMENTS),
              "url": reverse("match", args=[m.pk])}
             for m in shown]
     return matches.count(), rows
