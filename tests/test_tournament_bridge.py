@@ -304,6 +304,45 @@ def test_two_pairs_of_protocol_bots_join_a_howell_with_join_t_and_play_every_rou
     assert seats["Cid"] <= {"N", "E"} and seats["Dee"] <= {"S", "W"}
 
 
+def test_a_pair_bot_that_drops_between_tables_comes_back_with_join_t_and_its_pair_plays_on(arena_factory):
+    """A bot of a JOIN-T pair loses its connection after its first table (a crash, a restart).
+    It connects again with its key and sends JOIN-T for the event again: it is taken back at
+    once and seated at its next table (held for it, never forfeited within the wait), and the
+    pair plays every round."""
+    arena = arena_factory(env=ENV)
+    setup = json.loads(arena.shell(EVENT_SETUP.replace("BOARDS", "1")).strip().splitlines()[-1])
+    keys, event = setup["keys"], setup["howell"]
+
+    def connect(name: str, seed: int) -> TextClient:
+        c = TextClient(arena.bridge_port, name, key=keys[name], seed=seed)
+        c.wait_for(lambda line: line.startswith("GAMES"))
+        return c
+
+    ann, bea, cid, dee = (connect(name, seed) for seed, name in enumerate(["Ann", "Bea", "Cid", "Dee"], 41))
+    for c, partner in ((ann, "Bea"), (bea, "Ann"), (cid, "Dee"), (dee, "Cid")):
+        c.send(f"JOIN-T E{event} {partner}")
+    state = "import json\n" + EVENT_STATE.replace("TID", str(event))
+    wait_until(lambda: json.loads(arena.shell(state).strip().splitlines()[-1])["entrants"] == 4, 20,
+               "both pairs entered", interval=0.3)
+    arena.shell(f"from django.utils import timezone\nfrom games.arena.models import Tournament\n"
+                f"Tournament.objects.filter(pk={event}).update(starts_at=timezone.now())")
+    ann.wait_for(lambda line: line.startswith("SCORE-M"), timeout=120)
+    ann.close()  # between its first and second tables
+    # As a bot written from the protocol page comes back: HELLO, then JOIN-T as before.  If its
+    # next table had seated the old connection already, the HELLO takes that seat over (the
+    # door's reconnect, with the table's state) and the JOIN-T is answered "seated already".
+    again = TextClient(arena.bridge_port, "Ann", key=keys["Ann"], seed=50)
+    again.send(f"JOIN-T E{event} Bea")
+    again.wait_for(lambda line: line.startswith(("JOINED", "HAND")), timeout=60)
+    for c in (again, bea, cid, dee):
+        c.wait_closed(timeout=120)
+    final = json.loads(arena.shell(state).strip().splitlines()[-1])
+    assert final["status"] == "finished" and final["matches"].count("finished") == 6
+    assert final["rows"]["Ann & Bea"][:3] == [3, 3, 0]  # three tables, three boards, no forfeit
+    assert all("you are seated at game" in nak for nak in again.naks()), again.naks()
+    assert len([line for c in (ann, again) for line in c.lines if line.startswith("SCORE-M")]) == 3
+
+
 def test_the_api_and_the_command_line_create_pair_events(client, django_user_model):
     from django.core.management import CommandError, call_command
 
