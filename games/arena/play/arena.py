@@ -17,6 +17,7 @@ the web use are importable from here.
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import os
 import socket
@@ -65,6 +66,24 @@ SWEEP_S = 2.0
 class ListenerError(RuntimeError):
     """A bot listener could not start (its port is taken, its address is not this machine's);
     the message names the setting to change."""
+
+
+#: Seconds :meth:`Arena.stop` waits for its cancelled tasks before it goes on without them.
+STOP_WAIT_S = 30.0
+
+
+async def _ended(tasks: list[asyncio.Task], what: str) -> None:
+    """Wait for cancelled ``tasks`` to end, at most :data:`STOP_WAIT_S`: a task that does not
+    (it swallowed its cancellation, or waits on something that never comes) is logged with
+    its stack rather than holding the stop for ever (its match's lease runs out instead)."""
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(tasks, timeout=STOP_WAIT_S)
+    for task in pending:
+        frames = io.StringIO()
+        task.print_stack(file=frames)
+        log.error("stopping: a %s (%s) did not end %g s after it was cancelled; going on without it:\n%s",
+                  what, task.get_name(), STOP_WAIT_S, frames.getvalue())
 
 
 def cannot_listen(what: str, host: str, port: int, reason: str, setting: str) -> str:
@@ -269,9 +288,8 @@ class Arena(Seating, Running):
             task.cancel()
         for task in self._background:
             task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
-        await asyncio.gather(*self._background, return_exceptions=True)
+        await _ended(tasks, "match runner")
+        await _ended(self._background, "background task")
         # A sweep in progress may have started a match (a claimed table, a tournament's) after
         # the runners were counted: those end the same way.
         late = [task for task in self.tasks.values() if task not in tasks]
@@ -279,7 +297,7 @@ class Arena(Seating, Running):
             await asyncio.sleep(0)
             for task in late:
                 task.cancel()
-            await asyncio.gather(*late, return_exceptions=True)
+            await _ended(late, "match runner")
             tasks += late
         # The waiting bots' connections are closed, but their disconnects would be handled
         # after the loop is gone: free their seats now, so no table waits on a bot that is gone.
