@@ -21,7 +21,7 @@ from games.arena.tournaments import formats, schedule, standings
 from tests.bridge_text_client import TextClient
 from tests.serverproc import wait_until
 from tests.test_bridge_tcp import ENV
-from tests.test_tournaments import fresh_layer, played, run_to_end, started_arena  # noqa: F401 (fixture)
+from tests.test_tournaments import fresh_layer, played, played_out  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -36,11 +36,7 @@ def pairs_of(n: int) -> list[str]:
 async def run_event(fmt: str, pairs: int, scoring: str, per_round: int = 1) -> Tournament:
     t = await sync_to_async(schedule.create)(game="bridge", config=BRIDGE, format=fmt, entrants=pairs_of(pairs),
                                              per_pairing=per_round, scoring=scoring, at_once=6)
-    arena = await started_arena()
-    try:
-        return await run_to_end(arena, t.pk)
-    finally:
-        await arena.stop()
+    return await played_out(t.pk)
 
 
 @pytest.mark.parametrize("fmt,pairs,scoring", [("howell", 4, "matchpoints"), ("mitchell", 6, "cross_imps")])
@@ -189,11 +185,7 @@ async def test_a_pair_event_whose_pairs_are_too_few_at_the_start_is_cancelled_sa
     t = await sync_to_async(schedule.create)(game="bridge", config=BRIDGE, format="howell", entrants=pairs_of(3),
                                              scoring="matchpoints", starts_at=timezone.now() + timedelta(hours=1))
     await sync_to_async(Tournament.objects.filter(pk=t.pk).update)(starts_at=timezone.now())
-    arena = await started_arena()
-    try:
-        t = await run_to_end(arena, t.pk)
-    finally:
-        await arena.stop()
+    t = await played_out(t.pk)
     assert t.status == Tournament.Status.CANCELLED
     assert t.note == "not started: A Howell takes 4, 6 or 8 pairs (2, 3 or 4 tables), not 3."
 
@@ -396,11 +388,7 @@ async def test_a_pair_that_never_comes_forfeits_each_table_at_average_minus(djan
                                entrants=[*pairs_of(3), f"registered:{a.pk}+{b.pk}"], created_by_id=owner.pk)
 
     t = await sync_to_async(setup)()
-    arena = await started_arena()
-    try:
-        t = await run_to_end(arena, t.pk, seconds=60)
-    finally:
-        await arena.stop()
+    t = await played_out(t.pk, seconds=60)
     table = await sync_to_async(standings.compute)(t)
     rows = {r.entrant: r for r in table.rows}
     absent = rows[3]

@@ -373,7 +373,7 @@ def test_a_late_entry_swiss_takes_people_and_bots_until_half_its_rounds(client, 
 def test_an_arena_forfeits_a_person_who_never_comes(people):
     """A real arena's sweeps: the person's two matches wait the (tiny) wait, then are forfeited;
     the built-in bots' match between them is played."""
-    from tests.test_tournaments import run_to_end, started_arena
+    from tests.test_tournaments import played_out
 
     olga, pia, _ = people
     t = schedule.create(game="liars_dice", config=LD, format="round_robin",
@@ -381,11 +381,7 @@ def test_an_arena_forfeits_a_person_who_never_comes(people):
                         created_by_id=pia.pk)
 
     async def run():
-        arena = await started_arena()
-        try:
-            return await run_to_end(arena, t.pk, seconds=60)
-        finally:
-            await arena.stop()
+        return await played_out(t.pk, seconds=60)
 
     assert asyncio.run(run()).status == "finished"
     rows = {r.name: r for r in standings.compute(t).rows}

@@ -64,6 +64,15 @@ async def run_to_end(arena: Arena, tournament_id: int, seconds: float = 120.0) -
     raise AssertionError(f"tournament {tournament_id} still {t.status} after {seconds} s")
 
 
+async def played_out(tournament_id: int, seconds: float = 120.0) -> Tournament:
+    """Start an arena in this process, :func:`run_to_end` the tournament, stop the arena."""
+    arena = await started_arena()
+    try:
+        return await run_to_end(arena, tournament_id, seconds)
+    finally:
+        await arena.stop()
+
+
 def played(tournament: Tournament) -> dict[int, list[Match]]:
     """Planned game id -> its matches that are not aborted."""
     out = defaultdict(list)
@@ -87,11 +96,7 @@ async def test_every_format_of_every_game_runs_to_the_end_each_planned_game_once
     entrants = builtins(game, 3 if fmt != "swiss" else 4)
     t = await sync_to_async(schedule.create)(game=game, config=CONFIGS[game], format=fmt, entrants=entrants,
                                              per_pairing=1, rounds=2, at_once=3)
-    arena = await started_arena()
-    try:
-        t = await run_to_end(arena, t.pk)
-    finally:
-        await arena.stop()
+    t = await played_out(t.pk)
     assert t.status == Tournament.Status.FINISHED and t.note == ""
     games = await sync_to_async(lambda: list(TournamentGame.objects.filter(tournament=t)))()
     matches = await sync_to_async(played)(t)
@@ -125,11 +130,7 @@ async def test_a_duplicate_deal_is_the_same_cards_with_the_teams_turned():
     equal, the entrants holding them swapped (trump choice follows the hand)."""
     t = await sync_to_async(schedule.create)(game="jass", config=CONFIGS["jass"], format="duplicate",
                                              entrants=["builtin:random", "builtin:rules"], per_pairing=2, at_once=4)
-    arena = await started_arena()
-    try:
-        t = await run_to_end(arena, t.pk)
-    finally:
-        await arena.stop()
+    t = await played_out(t.pk)
 
     def deals():
         by_deal = defaultdict(list)
@@ -154,11 +155,7 @@ async def test_a_swiss_pairs_by_score_without_repeats_and_gives_each_bye_to_a_di
     entrants = builtins("liars_dice", 5)
     t = await sync_to_async(schedule.create)(game="liars_dice", config=CONFIGS["liars_dice"], format="swiss",
                                              entrants=entrants, rounds=4, at_once=2)
-    arena = await started_arena()
-    try:
-        t = await run_to_end(arena, t.pk)
-    finally:
-        await arena.stop()
+    t = await played_out(t.pk)
     games = await sync_to_async(lambda: list(TournamentGame.objects.filter(tournament=t).order_by("number")))()
     assert t.round == 4 and {g.round for g in games} == {1, 2, 3, 4}
     pairs = [frozenset(g.sides) for g in games if not g.forfeit]
@@ -177,11 +174,7 @@ async def test_an_entrant_that_never_connects_forfeits_after_the_wait():
     t = await sync_to_async(schedule.create)(game="liars_dice", config=CONFIGS["liars_dice"], format="round_robin",
                                              entrants=["builtin:random", f"registered:{bot.pk}"], per_pairing=2,
                                              wait_s=0.3, created_by_id=user.pk)
-    arena = await started_arena()
-    try:
-        t = await run_to_end(arena, t.pk, seconds=30)
-    finally:
-        await arena.stop()
+    t = await played_out(t.pk, seconds=30)
     table = await sync_to_async(standings.compute)(t)
     rows = {r.name: r for r in table.rows}
     assert rows["absent bot"].forfeits == 2 and rows["absent bot"].points == 0
@@ -372,11 +365,7 @@ async def test_a_bot_the_server_calls_over_http_plays_its_tournament_matches(set
         t = await sync_to_async(schedule.create)(game="jass", config=CONFIGS["jass"], format="duplicate",
                                                  entrants=[f"registered:{bot.pk}", "builtin:random"], per_pairing=1,
                                                  created_by_id=user.pk)
-        arena = await started_arena()
-        try:
-            t = await run_to_end(arena, t.pk)
-        finally:
-            await arena.stop()
+        t = await played_out(t.pk)
     finally:
         service.close()
     table = await sync_to_async(standings.compute)(t)
