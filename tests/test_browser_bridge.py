@@ -244,7 +244,9 @@ def test_a_person_declares_7nt_and_plays_dummy_while_a_guest_watches(arena_facto
     while time.monotonic() < deadline:
         if page.locator("[data-testid=status]").inner_text().startswith("Match over"):
             break
-        kind = dock.get_attribute("data-kind") if dock.count() else None
+        # Read in one step: the dock may go between a count and a read (the match's end
+        # removes it), and a read of a gone element waits for one to come.
+        kind = page.evaluate("() => document.querySelector('#actions .bridge-dock')?.dataset.kind ?? null")
         if kind == "card":
             legal = page.locator("#actions button.jcard:enabled")
             if played["card"] == 1 and "card" not in shots:
