@@ -691,6 +691,14 @@ class _SeatSql:
         return None if row is None else row[0]
 
 
+def read_rows(model, where: str, params: list) -> list:
+    """Instances of ``model`` (every concrete field loaded) of the rows of its table that match
+    ``where`` (SQL after ``WHERE``, column names quoted; ``ORDER BY``, ``LIMIT``, ``FOR UPDATE``
+    may follow), read in plain SQL (:meth:`_SeatSql.read`): for the hot paths of other modules
+    (a tournament's step at each match's end), where the ORM built the query again each time."""
+    return _SeatSql.get().read(model, where, params)
+
+
 def create_prepared_table(game: str, config: dict, names: list[str], codes: list[str], *, creator_key: str = "",
                           pace_s: float = 0.0) -> Match:
     """An organiser's prepared game: a table of ``game`` whose every seat is held for a

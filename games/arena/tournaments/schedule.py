@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db import connection, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from games.arena import registry
@@ -506,14 +506,103 @@ def _pair_swiss_round(tournament: Tournament) -> None:
 _first_undone: dict[int, int] = {}
 
 
-def _undone(tournament: Tournament, from_hint: bool = False):
-    """Its planned games that are neither done (a finished match, a forfeit) nor being
-    played (an open or running match); with ``from_hint``, only from :data:`_first_undone`."""
-    taken = Match.objects.filter(tournament_game=OuterRef("pk"), status__in=[*LIVE, Match.Status.FINISHED])
-    games = tournament.games.filter(forfeit__isnull=True)
-    if from_hint:
-        games = games.filter(number__gte=_first_undone.get(tournament.pk, 0))
-    return games.filter(~Exists(taken))
+class _StepSql:
+    """The statements of a turn at a running tournament (:func:`step`, after each match's end:
+    many a second), in plain SQL written once per database vendor from the models' table and
+    column names: built again by the ORM at each turn they cost about 4 ms of its 5, where a
+    Liar's Dice match between two TCP bots takes 17 (benchmarks/tournament_throughput.py)."""
+
+    _instance: "_StepSql | None" = None
+
+    @classmethod
+    def get(cls) -> "_StepSql":
+        if cls._instance is None or cls._instance.vendor != connection.vendor:
+            cls._instance = cls()
+        return cls._instance
+
+    def __init__(self):
+        self.vendor = connection.vendor
+        q = connection.ops.quote_name
+
+        def names(model) -> tuple[str, dict[str, str]]:
+            return q(model._meta.db_table), {f.name: q(f.column) for f in model._meta.concrete_fields}
+
+        tt, t = names(Tournament)
+        gt, g = names(TournamentGame)
+        mt, m = names(Match)
+        _, e = names(Entrant)
+        _, b = names(RegisteredBot)
+        self.due = (f"SELECT {t['id']} FROM {tt} WHERE {t['status']} = %s OR ({t['status']} = %s AND "
+                    f"{t['starts_at']} <= %s) ORDER BY {t['id']}")
+        # SQLite has no row locks: its single writer (tables.claiming) does their work.
+        self.lock = f"{t['id']} = %s AND {t['status']} IN (%s, %s)" + (
+            " FOR UPDATE" if self.vendor == "postgresql" else "")
+        self.entrants_where = f"{e['tournament']} = %s ORDER BY {e['index']}"
+        self.bots_where = b["id"] + " IN ({})"
+        live = (f"FROM {mt} m JOIN {gt} g ON g.{g['id']} = m.{m['tournament_game']} "
+                f"WHERE g.{g['tournament']} = %s AND m.{m['status']} IN (%s, %s)")
+        self.counts = (f"SELECT COUNT(*), COALESCE(SUM(CASE WHEN m.{m['status']} = %s THEN 1 ELSE 0 END), 0), "
+                       f"COALESCE(SUM(CASE WHEN m.{m['owner']} = %s THEN 1 ELSE 0 END), 0) {live}")
+        self.live = f"SELECT m.{m['id']} {live}"
+        # Neither done (a finished match, a forfeit) nor being played (an open or running match).
+        self.undone = (f"{g['tournament']} = %s AND {g['forfeit']} IS NULL AND {g['number']} >= %s AND NOT EXISTS "
+                       f"(SELECT 1 FROM {mt} m WHERE m.{m['tournament_game']} = {gt}.{g['id']} "
+                       f"AND m.{m['status']} IN (%s, %s, %s))")
+        self.any_undone = f"SELECT 1 FROM {gt} WHERE {self.undone} LIMIT 1"
+        self.undone += f" ORDER BY {g['number']} LIMIT %s"
+        self.starts_at = Tournament._meta.get_field("starts_at")
+
+    def rows(self, statement: str, params: list) -> list[tuple]:
+        with connection.cursor() as cursor:
+            cursor.execute(statement, params)
+            return cursor.fetchall()
+
+    def due_ids(self, now: datetime) -> list[int]:
+        """Ids of the running tournaments and the scheduled ones due by ``now``, in id order."""
+        return [pk for (pk,) in self.rows(self.due, [Tournament.Status.RUNNING, Tournament.Status.SCHEDULED,
+                                                     self.starts_at.get_db_prep_value(now, connection)])]
+
+    def locked(self, pk: int) -> Tournament | None:
+        """Tournament ``pk`` if it is scheduled or running, its row locked until the
+        transaction's end."""
+        found = tables.read_rows(Tournament, self.lock, [pk, Tournament.Status.RUNNING, Tournament.Status.SCHEDULED])
+        return found[0] if found else None
+
+    def entrants(self, pk: int) -> dict[int, Entrant]:
+        """Tournament ``pk``'s entrants by index."""
+        return {e.index: e for e in tables.read_rows(Entrant, self.entrants_where, [pk])}
+
+    def bots(self, ids: set[int]) -> dict[int, RegisteredBot]:
+        """The registered bots of ``ids`` by id."""
+        if not ids:
+            return {}
+        return {bot.pk: bot for bot in tables.read_rows(RegisteredBot, self.bots_where.format(", ".join(["%s"] * len(ids))),
+                                                        list(ids))}
+
+    def live_counts(self, pk: int, owner: str) -> tuple[int, int, int]:
+        """``(live, open, owner's)``: tournament ``pk``'s open and running matches, the open
+        ones among them, and those ``owner`` holds."""
+        (live, open_, mine), = self.rows(self.counts, [Match.Status.OPEN, owner, pk, *LIVE])
+        return live, open_, mine
+
+    def live_ids(self, pk: int) -> list[int]:
+        """Ids of tournament ``pk``'s open and running matches."""
+        return [mid for (mid,) in self.rows(self.live, [pk, *LIVE])]
+
+    def undone_games(self, pk: int, first: int, limit: int) -> list[TournamentGame]:
+        """Up to ``limit`` of tournament ``pk``'s planned games from number ``first`` on that
+        are neither done nor being played, in number order."""
+        return tables.read_rows(TournamentGame, self.undone, [pk, first, *LIVE, Match.Status.FINISHED, limit])
+
+    def has_undone(self, pk: int, first: int) -> bool:
+        """Whether tournament ``pk`` has such a game from number ``first`` on."""
+        return bool(self.rows(self.any_undone, [pk, first, *LIVE, Match.Status.FINISHED]))
+
+
+def _undone_from(tournament_id: int, from_hint: bool) -> int:
+    """The game number a search for undone games starts at: :data:`_first_undone` with
+    ``from_hint``, else 0."""
+    return _first_undone.get(tournament_id, 0) if from_hint else 0
 
 
 def _seat_choices(spec, config: dict, sides: list[int], entrants: dict[int, Entrant]) -> list[str]:
@@ -554,29 +643,28 @@ def _make_matches(tournament: Tournament, owner: str, lease_s: float, room: int,
     ``owner``'s to start now go to ``work.start``, and ``work.made`` counts them all.
     Returns how many were made."""
     spec = registry.get(tournament.game)
-    entrants = {e.index: e for e in tournament.entrants.select_related("registered_bot", "partner_bot")}
+    sql = _StepSql.get()
+    entrants = sql.entrants(tournament.pk)
     connecting = any(_connects(spec, e) for e in entrants.values())
-    counts = Match.objects.filter(tournament_game__tournament=tournament, status__in=LIVE).aggregate(
-        live=Count("pk"), open=Count("pk", filter=Q(status=Match.Status.OPEN)),
-        mine=Count("pk", filter=Q(owner=owner)))
+    live, open_, mine = sql.live_counts(tournament.pk, owner)
     # Each of the live arenas takes its share of the tournament's matches at once, so that
     # the first to look does not take every slot while the others idle.
     share = -(-tournament.at_once // max(arenas, 1))
-    free = min(tournament.at_once - counts["live"], share - counts["mine"], room)
+    free = min(tournament.at_once - live, share - mine, room)
     if connecting:
         # Tables for entrants that connect are made ahead, at_once of them besides those
         # running: a bot that connects again after its match finds its next seat at once
         # (how many run at once is then also bounded by its connections).
-        free = min(tournament.at_once - counts["open"], room)
+        free = min(tournament.at_once - open_, room)
     if free <= 0:
         return 0
-    games = list(_undone(tournament, from_hint=True).order_by("number")[:free])
+    games = sql.undone_games(tournament.pk, _undone_from(tournament.pk, True), free)
     if not games:
         return 0
     if len(_first_undone) > 1000:
         _first_undone.clear()
     _first_undone[tournament.pk] = games[-1].number + 1
-    bots = {bot.pk: bot for e in entrants.values() for bot in (e.registered_bot, e.partner_bot) if bot}
+    bots = sql.bots({bot for e in entrants.values() for bot in (e.registered_bot_id, e.partner_bot_id) if bot})
     sitter = tables.Sitter(name="", user_id=tournament.created_by_id)
     think = None if tournament.think_s is None else int(tournament.think_s)
     for g in games:
@@ -666,7 +754,7 @@ def entrant_waits(game: str, bot_id: int) -> bool:
             return True
         # Any game still to make: it waits for the tournament (one EXISTS, where reading the
         # sides of thousands of planned games at every connect cost more than a match).
-        if _undone(t, from_hint=True).exists():
+        if _StepSql.get().has_undone(t.pk, _undone_from(t.pk, True)):
             return True
     return False
 
@@ -716,9 +804,8 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
             Tournament.Status.FINISHED, Tournament.Status.CANCELLED])
         work.stop += [(pk, note or CANCELLED)
                       for pk, note in ended.values_list("pk", "tournament_game__tournament__note")]
-    due = Tournament.objects.filter(Q(status=Tournament.Status.RUNNING) |
-                                    Q(status=Tournament.Status.SCHEDULED, starts_at__lte=now))
-    ids = list(due.order_by("pk").values_list("pk", flat=True))
+    sql = _StepSql.get()
+    ids = sql.due_ids(now)
     if full and ids:
         _arenas_seen = ArenaProcess.objects.filter(alive_until__gt=now).count()
     arenas = _arenas_seen
@@ -727,8 +814,7 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
         with tables.claiming():
             # Waits for another arena's turn at it (a few statements): skipping it instead left
             # an arena whose match had just ended without its next one until a later sweep.
-            tournament = Tournament.objects.select_for_update().filter(
-                pk=pk, status__in=[Tournament.Status.RUNNING, Tournament.Status.SCHEDULED]).first()
+            tournament = sql.locked(pk)
             if tournament is None:
                 continue
             work.touched.append(pk)
@@ -750,7 +836,7 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
                 work.stop += [(m, STOPPED_EARLY) for m in _live(tournament)]
                 continue
             made = _make_matches(tournament, owner, lease_s, room - len(work.start), arenas, work)
-            if made or _live(tournament) or _undone(tournament, from_hint=not full).exists():
+            if made or _live(tournament) or sql.has_undone(pk, _undone_from(pk, not full)):
                 continue
             if tournament.format == Tournament.Format.SWISS and tournament.round < tournament.rounds:
                 _pair_swiss_round(tournament)
@@ -762,8 +848,7 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
 
 
 def _live(tournament: Tournament) -> list[int]:
-    return list(Match.objects.filter(tournament_game__tournament=tournament, status__in=LIVE)
-                .values_list("pk", flat=True))
+    return _StepSql.get().live_ids(tournament.pk)
 
 
 def _decided(tournament: Tournament) -> str:
