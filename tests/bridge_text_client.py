@@ -20,14 +20,17 @@ def bid_rank(bid: str) -> int:
 
 
 class TextClient:
-    """One connection: ``send(line)``, ``lines`` (every line received, in order), ``wait_for``."""
+    """One connection: ``send(line)``, ``lines`` (every line received, in order), ``wait_for``.
+    With ``boards``, it stops answering after that many ``SCORE-M`` lines, as a bot that hangs
+    would (decided as it reads, so no later request is answered whatever the server's pace)."""
 
     def __init__(self, port: int, name: str | None = None, key: str | None = None, seed: int = 0,
-                 play: bool = True, host: str = "127.0.0.1"):
+                 play: bool = True, host: str = "127.0.0.1", boards: int | None = None):
         self.sock = socket.create_connection((host, port), timeout=30)
         self.name = name
         self.rng = random.Random(seed)
         self.play = play
+        self.boards = boards
         self.lines: list[str] = []
         self.cond = threading.Condition()
         self.closed = False
@@ -115,6 +118,10 @@ class TextClient:
             self.hand, self.dummy_cards, self.declarer = list(args), [], None
         elif name == "AUCCLOSE":
             self.declarer = SEATS.index(args[4]) if len(args) == 5 else None
+        elif name == "SCORE-M" and self.boards is not None:
+            self.boards -= 1
+            if self.boards <= 0:
+                self.play = False
         elif name == "DUMMY":
             self.dummy_cards = list(args)
         elif name == "PLAY":

@@ -453,24 +453,37 @@ def claim_bot_seat(game: str, name: str, config: dict | None = None, match_id: i
     return sql.claim(game, name, config, match_id, bot_id, held=False, index=index, owner=owner, until=until)
 
 
-class _SeatSql:
-    """The hot statements of seating and starting, written once per database vendor (SQLite,
-    PostgreSQL) from the models' table and column names."""
+class VendorSql:
+    """Plain statements written once per database vendor (SQLite, PostgreSQL) from the models'
+    table and column names, for hot paths where the ORM built the same query at every call.
+    A subclass writes them in ``__init__``; ``get()`` gives its instance for the current
+    connection's vendor."""
 
-    _instance: "_SeatSql | None" = None
+    _instance: "VendorSql | None" = None
 
     @classmethod
-    def get(cls) -> "_SeatSql":
+    def get(cls):
         if cls._instance is None or cls._instance.vendor != connection.vendor:
             cls._instance = cls()
         return cls._instance
 
     def __init__(self):
         self.vendor = connection.vendor
+
+    @staticmethod
+    def names(model) -> tuple[str, dict[str, str]]:
+        """``(quoted table name, {field name: quoted column name})`` of ``model``."""
         q = connection.ops.quote_name
-        self.seat, self.match = q(Seat._meta.db_table), q(Match._meta.db_table)
-        self.col = {f.name: q(f.column) for f in [*Seat._meta.concrete_fields]}
-        self.mcol = {f.name: q(f.column) for f in [*Match._meta.concrete_fields]}
+        return q(model._meta.db_table), {f.name: q(f.column) for f in model._meta.concrete_fields}
+
+
+class _SeatSql(VendorSql):
+    """The hot statements of seating and starting."""
+
+    def __init__(self):
+        super().__init__()
+        self.seat, self.col = self.names(Seat)
+        self.match, self.mcol = self.names(Match)
         self._claims: dict = {}
         self._updates: dict = {}
         self._readers: dict = {}

@@ -506,27 +506,15 @@ def _pair_swiss_round(tournament: Tournament) -> None:
 _first_undone: dict[int, int] = {}
 
 
-class _StepSql:
+class _StepSql(tables.VendorSql):
     """The statements of a turn at a running tournament (:func:`step`, after each match's end:
-    many a second), in plain SQL written once per database vendor from the models' table and
-    column names: built again by the ORM at each turn they cost about 4 ms of its 5, where a
-    Liar's Dice match between two TCP bots takes 17 (benchmarks/tournament_throughput.py)."""
-
-    _instance: "_StepSql | None" = None
-
-    @classmethod
-    def get(cls) -> "_StepSql":
-        if cls._instance is None or cls._instance.vendor != connection.vendor:
-            cls._instance = cls()
-        return cls._instance
+    many a second), in plain SQL (tables.VendorSql): built again by the ORM at each turn they
+    cost about 3.3 ms of its 4.8, where a Liar's Dice match between two TCP bots takes 17
+    (benchmarks/tournament_throughput.py)."""
 
     def __init__(self):
-        self.vendor = connection.vendor
-        q = connection.ops.quote_name
-
-        def names(model) -> tuple[str, dict[str, str]]:
-            return q(model._meta.db_table), {f.name: q(f.column) for f in model._meta.concrete_fields}
-
+        super().__init__()
+        names = self.names
         tt, t = names(Tournament)
         gt, g = names(TournamentGame)
         mt, m = names(Match)
