@@ -350,6 +350,21 @@ async def test_entrants_join_before_the_start_and_late_into_a_swiss_until_half_i
     assert row.points == pytest.approx(0.5 + row.wins + byes + 0.5 * row.draws)
 
 
+def test_a_match_up_with_the_early_stop_takes_no_third_entrant():
+    """The early stop tests one entrant against the other: its two are all it takes, and its
+    page offers no entry once it has them."""
+    later = timezone.now() + timedelta(hours=1)
+    t = schedule.create(game="liars_dice", config=CONFIGS["liars_dice"], format="round_robin",
+                        entrants=builtins("liars_dice", 2), early_stop=True, starts_at=later)
+    assert not schedule.entry_open(t)
+    with pytest.raises(ValueError, match="early stop is for a match-up of two entrants"):
+        schedule.join(t.pk, "builtin:random", None)
+    assert t.entrants.count() == 2
+    plain = schedule.create(game="liars_dice", config=CONFIGS["liars_dice"], format="round_robin",
+                            entrants=builtins("liars_dice", 2), starts_at=later)
+    assert schedule.entry_open(plain)
+
+
 async def test_a_bot_the_server_calls_over_http_plays_its_tournament_matches(settings):
     """Jass: a registered bot service is called as at any table, in every match of its entrant."""
     from games.arena.bots import http_bots

@@ -313,6 +313,8 @@ def join(tournament_id: int, choice: str, user_id: int | None) -> Entrant:
         count = tournament.entrants.count()
         if count >= MAX_ENTRANTS:
             raise ValueError(f"A tournament has at most {MAX_ENTRANTS} entrants.")
+        if tournament.early_stop and count >= 2:
+            raise ValueError("The early stop is for a match-up of two entrants, and this one has its two.")
         entrant = _entrant(spec, choice, user_id, count)
         if entrant.registered_bot_id and tournament.entrants.filter(registered_bot_id=entrant.registered_bot_id).exists():
             raise ValueError(f"{entrant.display_name} has entered already.")
@@ -339,7 +341,10 @@ def join(tournament_id: int, choice: str, user_id: int | None) -> Entrant:
 
 def entry_open(tournament: Tournament) -> bool:
     """Whether entrants may join ``tournament`` now (:func:`join`): before its start, or a
-    running Swiss with ``late_join`` until half its rounds are played (lichess's rule)."""
+    running Swiss with ``late_join`` until half its rounds are played (lichess's rule); never
+    a match-up with the early stop that has its two entrants."""
+    if tournament.early_stop and tournament.entrants.count() >= 2:
+        return False
     return tournament.status == Tournament.Status.SCHEDULED or (
         tournament.status == Tournament.Status.RUNNING and tournament.late_join
         and tournament.format == Tournament.Format.SWISS and tournament.round < tournament.rounds / 2)

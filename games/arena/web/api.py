@@ -891,7 +891,8 @@ class TournamentDetail(Out):
     matches_count: int = Field(description="Matches it made (replays of a game included).")
     matches: list[TournamentMatch] = Field(description="The newest 200 of them.")
     entry_open: bool = Field(description="Whether entrants may join now (POST .../entrants): before the start, or "
-                                         "a late-entry Swiss until half its rounds are played.")
+                                         "a late-entry Swiss until half its rounds are played; never a match-up "
+                                         "with the early stop that has its two entrants.")
 
 
 class TournamentIn(BaseModel):
