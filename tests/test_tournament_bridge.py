@@ -342,6 +342,42 @@ def test_a_pair_bot_that_drops_between_tables_comes_back_with_join_t_and_its_pai
     assert any(line.startswith("SCORE-M") for line in again.lines)
 
 
+def test_a_join_t_flood_is_refused_line_by_line_then_closed_while_pairs_enter(arena_factory):
+    """A keyed bot sends 120 JOIN-T lines in one write for events that cannot take it: each
+    line is refused with a reason (past the 16 it may send ahead of an answer, that one), the
+    connection is closed at the 100th refusal, and meanwhile a pair that names each other
+    enters the event; nothing logged a traceback and no line to the flooder carries a key."""
+    arena = arena_factory(env=ENV)
+    setup = json.loads(arena.shell(EVENT_SETUP.replace("BOARDS", "1")).strip().splitlines()[-1])
+    keys, event = setup["keys"], setup["howell"]
+    flooder = TextClient(arena.bridge_port, "Eve", key=keys["Eve"], seed=1)
+    flooder.wait_for(lambda line: line.startswith("GAMES"))
+    bad = [f"E{setup['full']}", f"E{setup['other']}", "E999999", "E" + "9" * 31]
+    flooder.send_raw(b"".join(f"JOIN-T {bad[n % 4]} Gus\n".encode() for n in range(120)))
+    ann, bea = (TextClient(arena.bridge_port, name, key=keys[name], seed=n) for n, name in enumerate(["Ann", "Bea"]))
+    for c, partner in ((ann, "Bea"), (bea, "Ann")):
+        c.wait_for(lambda line: line.startswith("GAMES"))
+        c.send(f"JOIN-T E{event} {partner}")
+    flooder.wait_closed(timeout=60)
+    naks = flooder.naks()
+    assert naks[-1] == "NAK 100 refused lines: disconnected"
+    assert len(naks) == 101  # the 100 refusals, then the farewell; the rest never read
+    # Lines past the 16 a connection may send ahead of an answer are refused at once, unread;
+    # those held may be answered with their own reason before the 100th refusal.
+    ahead = "NAK more than 16 lines sent before the answer to your HELLO or JOIN"
+    assert naks.count(ahead) >= 100 - 16
+    assert all(nak == ahead or "takes at most 8 pairs" in nak or "there is no bridge pair event" in nak
+               for nak in naks[:-1]), set(naks)
+    state = "import json\n" + EVENT_STATE.replace("TID", str(event))
+    wait_until(lambda: json.loads(arena.shell(state).strip().splitlines()[-1])["entrants"] == 3, 20,
+               "the pair entered beside the two built-in pairs", interval=0.3)
+    assert not any(key in line for line in flooder.lines for key in keys.values())
+    assert "Traceback" not in arena.log()
+    for c in (ann, bea):
+        assert not c.naks(), c.naks()
+        c.close()
+
+
 def test_the_api_and_the_command_line_create_pair_events(client, django_user_model):
     from django.core.management import CommandError, call_command
 
