@@ -161,6 +161,41 @@ async def test_a_prepared_table_fills_only_by_its_codes_starts_paused_and_can_be
 
 
 @pytest.mark.django_db(transaction=True)
+async def test_a_cancel_that_comes_while_a_finished_match_is_being_recorded_is_refused():
+    """A tournament that stops early cancels its live matches; one whose play is over and whose
+    end is being written is left to finish: it stays finished, and its pages are told so."""
+    arena = Arena(listen=False)
+    await arena.start()
+    try:
+        match_id, codes = await arena.prepare("liars_dice", CONFIG, ["p1", "p2"], paused=True)
+        watcher = Watcher()
+        await arena.watch(match_id, watcher)
+        reached, release = asyncio.Event(), asyncio.Event()
+        store = arena._store_end_and
+
+        async def held_store(*args):
+            reached.set()
+            await release.wait()
+            return await store(*args)
+
+        arena._store_end_and = held_store  # the end's write waits for the test
+        await arena.seat_reserved(codes[0], FirstLegalBot("one"))
+        await arena.seat_reserved(codes[1], FirstLegalBot("two"))
+        await arena.pause(match_id, False)
+        await asyncio.wait_for(reached.wait(), 30)
+        with pytest.raises(LookupError, match="is over"):
+            await arena.cancel(match_id, "the tournament stopped early")
+        task = arena.tasks[match_id]
+        release.set()
+        await asyncio.wait_for(task, 30)
+        match = await sync_to_async(Match.objects.get)(pk=match_id)
+        assert match.status == Match.Status.FINISHED and "aborted" not in match.result
+        assert watcher.results == [match.result]
+    finally:
+        await arena.stop()
+
+
+@pytest.mark.django_db(transaction=True)
 async def test_bots_are_seated_only_at_tables_of_the_configuration_they_ask_for():
     arena = Arena(listen=False)
     await arena.start()

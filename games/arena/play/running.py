@@ -434,12 +434,17 @@ class Running:
                      forwarded: bool = False) -> None:
         """End a match now (recorded as aborted with ``reason``, its events kept), at the arena
         that runs it, or remove an open table's bots and close it.  Raises ``LookupError`` for
-        an unknown or finished match (see :meth:`pause` for ``forwarded``)."""
+        an unknown or finished match, or one whose play is over here and its end being
+        recorded (see :meth:`pause` for ``forwarded``)."""
         elsewhere = await self._known(match_id, here_only=forwarded)
         if elsewhere is not None:
             await self._ask(elsewhere, match_id, {"type": "arena.cancel", "reason": reason})
             return
         task = self.tasks.get(match_id)
+        if task is not None and match_id not in self.playing:
+            # Its runner is done and its end in hand (_run): cancelled now, a match recorded
+            # as finished would be told to its pages as aborted, and its abort refused.
+            raise LookupError(f"match {match_id} is over")
         if task is not None:
             self.runners[match_id].stop_reason = reason
             await asyncio.sleep(0)  # let it begin first: see stop()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -823,7 +824,7 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
                     continue
             if full and _may_be_overdue(tournament, now):
                 work.forfeits += _overdue(tournament, now)
-            decided = _decided(tournament) if full else ""  # the standings' read: a full turn's
+            decided = _decided(tournament) if full or _early_look_due(tournament) else ""
             if decided:
                 _end(tournament, Tournament.Status.FINISHED, decided)
                 work.stop += [(m, STOPPED_EARLY) for m in _live(tournament)]
@@ -844,12 +845,41 @@ def _live(tournament: Tournament) -> list[int]:
     return _StepSql.get().live_ids(tournament.pk)
 
 
+#: Tournament id -> (time.monotonic() of this process's last look at its early stop, seconds
+#: that look took).
+_early_looked: dict[int, tuple[float, float]] = {}
+#: The least seconds between two looks at an early stop in the quick turns (after each match's
+#: end): fast matches would otherwise play on for a full turn's SWEEP_S (hundreds of them)
+#: after the finding.
+EARLY_LOOK_S = 0.25
+#: A look (the standings' read: 12 ms at 300 games, growing with them) waits at least this
+#: many times its own last cost, so that it takes at most a tenth of the database thread.
+EARLY_LOOK_COST = 10.0
+
+
+def _early_look_due(tournament: Tournament) -> bool:
+    """Whether a quick turn looks at ``tournament``'s early stop now (:data:`EARLY_LOOK_S`,
+    :data:`EARLY_LOOK_COST`); a full turn always does."""
+    if not tournament.early_stop:
+        return False
+    last = _early_looked.get(tournament.pk)
+    return last is None or time.monotonic() - last[0] >= max(EARLY_LOOK_S, EARLY_LOOK_COST * last[1])
+
+
 def _decided(tournament: Tournament) -> str:
     """With the early stop (two entrants): the finding once one entrant is better with 95%
     confidence (standings.early_finding), else ``""``."""
     if not tournament.early_stop:
         return ""
-    return standings.early_finding(standings.compute(tournament))
+    began = time.monotonic()
+    finding = standings.early_finding(standings.compute(tournament))
+    if len(_early_looked) > 1000:
+        _early_looked.clear()
+    # A tournament's first look here may pay for the statistics' imports (scipy: half a
+    # second), which says nothing of the next look's cost.
+    cost = time.monotonic() - began if tournament.pk in _early_looked else 0.0
+    _early_looked[tournament.pk] = (began, cost)
+    return finding
 
 
 def _end(tournament: Tournament, status: str, note: str) -> None:
