@@ -469,6 +469,45 @@ class VendorSql:
 
     def __init__(self):
         self.vendor = connection.vendor
+        self._readers: dict = {}
+
+    def rows(self, statement: str, params: list) -> list[tuple]:
+        """The rows of one statement."""
+        with connection.cursor() as cursor:
+            cursor.execute(statement, params)
+            return cursor.fetchall()
+
+    def read(self, model, where: str, params: list) -> list:
+        """Instances of ``model`` (every concrete field loaded, as the ORM would load them)
+        of the rows of its table that match ``where`` (SQL after WHERE, column names quoted;
+        ``ORDER BY``, ``LIMIT``, ``FOR UPDATE`` may follow);
+        the columns and each field's converters (JSON, datetimes, ...) are worked out once,
+        where a raw queryset works them out again at every call (most of its cost)."""
+        reader = self._readers.get(model)
+        if reader is None:
+            fields = model._meta.concrete_fields
+            table = connection.ops.quote_name(model._meta.db_table)
+            columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+            converters = []
+            for i, f in enumerate(fields):
+                col = f.get_col(model._meta.db_table)
+                found = connection.ops.get_db_converters(col) + f.get_db_converters(connection)
+                if found:
+                    converters.append((i, col, found))
+            reader = self._readers[model] = (f"SELECT {columns} FROM {table} WHERE ", [f.attname for f in fields],
+                                             converters)
+        select, names, converters = reader
+        out = []
+        for row in self.rows(select + where, params):
+            if converters:
+                row = list(row)
+                for i, col, found in converters:
+                    value = row[i]
+                    for convert in found:
+                        value = convert(value, col, connection)
+                    row[i] = value
+            out.append(model.from_db(connection.alias, names, row))
+        return out
 
     @staticmethod
     def names(model) -> tuple[str, dict[str, str]]:
@@ -486,7 +525,6 @@ class _SeatSql(VendorSql):
         self.match, self.mcol = self.names(Match)
         self._claims: dict = {}
         self._updates: dict = {}
-        self._readers: dict = {}
 
     def _config_test(self) -> str:
         """One key of a table's configuration equal to a value (params: key, value)."""
@@ -613,40 +651,6 @@ class _SeatSql(VendorSql):
             cursor.executemany(f"UPDATE {self.seat} SET {c['final_score']} = %s WHERE {c['match']} = %s "
                                f"AND {c['index']} = %s", [(score, match_id, i) for i, score in enumerate(scores)])
 
-    def read(self, model, where: str, params: list) -> list:
-        """Instances of ``model`` (every concrete field loaded, as the ORM would load them)
-        of the rows of its table that match ``where`` (SQL after WHERE, column names quoted);
-        the columns and each field's converters (JSON, datetimes, ...) are worked out once,
-        where a raw queryset works them out again at every call (most of its cost)."""
-        reader = self._readers.get(model)
-        if reader is None:
-            fields = model._meta.concrete_fields
-            table = connection.ops.quote_name(model._meta.db_table)
-            columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-            converters = []
-            for i, f in enumerate(fields):
-                col = f.get_col(model._meta.db_table)
-                found = connection.ops.get_db_converters(col) + f.get_db_converters(connection)
-                if found:
-                    converters.append((i, col, found))
-            reader = self._readers[model] = (f"SELECT {columns} FROM {table} WHERE ", [f.attname for f in fields],
-                                             converters)
-        select, names, converters = reader
-        with connection.cursor() as cursor:
-            cursor.execute(select + where, params)
-            rows = cursor.fetchall()
-        out = []
-        for row in rows:
-            if converters:
-                row = list(row)
-                for i, col, found in converters:
-                    value = row[i]
-                    for convert in found:
-                        value = convert(value, col, connection)
-                    row[i] = value
-            out.append(model.from_db(connection.alias, names, row))
-        return out
-
     def insert(self, objs: list) -> None:
         """Insert the unsaved instances ``objs`` (one model, at least one) in one statement and
         set their primary keys, each field's value prepared as ``save`` prepares it
@@ -702,14 +706,6 @@ class _SeatSql(VendorSql):
                             Match.Status.OPEN, "", owner, match_id, False])
             row = cursor.fetchone()
         return None if row is None else row[0]
-
-
-def read_rows(model, where: str, params: list) -> list:
-    """Instances of ``model`` (every concrete field loaded) of the rows of its table that match
-    ``where`` (SQL after ``WHERE``, column names quoted; ``ORDER BY``, ``LIMIT``, ``FOR UPDATE``
-    may follow), read in plain SQL (:meth:`_SeatSql.read`): for the hot paths of other modules
-    (a tournament's step at each match's end), where the ORM built the query again each time."""
-    return _SeatSql.get().read(model, where, params)
 
 
 def create_prepared_table(game: str, config: dict, names: list[str], codes: list[str], *, creator_key: str = "",
@@ -923,7 +919,7 @@ def _table(match_id: int, with_bots: bool = False) -> tuple[Match | None, list[S
     """A table (None if there is none) and its seats in seat order (each seat's ``match`` is that table; with
     ``with_bots``, its ``registered_bot`` too), in two or three plain queries: at every start
     and finish, ``select_related`` cost 0.7 ms of CPU against 0.2 (Django's query building), and
-    raw querysets 0.18 ms against 0.075 read with :meth:`_SeatSql.read`."""
+    raw querysets 0.18 ms against 0.075 read with :meth:`VendorSql.read`."""
     sql = _SeatSql.get()
     match = next(iter(sql.read(Match, f"{sql.mcol['id']} = %s", [match_id])), None)
     if match is None:

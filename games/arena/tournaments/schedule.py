@@ -546,11 +546,6 @@ class _StepSql(tables.VendorSql):
         self.undone += f" ORDER BY {g['number']} LIMIT %s"
         self.starts_at = Tournament._meta.get_field("starts_at")
 
-    def rows(self, statement: str, params: list) -> list[tuple]:
-        with connection.cursor() as cursor:
-            cursor.execute(statement, params)
-            return cursor.fetchall()
-
     def due_ids(self, now: datetime) -> list[int]:
         """Ids of the running tournaments and the scheduled ones due by ``now``, in id order."""
         return [pk for (pk,) in self.rows(self.due, [Tournament.Status.RUNNING, Tournament.Status.SCHEDULED,
@@ -559,19 +554,19 @@ class _StepSql(tables.VendorSql):
     def locked(self, pk: int) -> Tournament | None:
         """Tournament ``pk`` if it is scheduled or running, its row locked until the
         transaction's end."""
-        found = tables.read_rows(Tournament, self.lock, [pk, Tournament.Status.RUNNING, Tournament.Status.SCHEDULED])
+        found = self.read(Tournament, self.lock, [pk, Tournament.Status.RUNNING, Tournament.Status.SCHEDULED])
         return found[0] if found else None
 
     def entrants(self, pk: int) -> dict[int, Entrant]:
         """Tournament ``pk``'s entrants by index."""
-        return {e.index: e for e in tables.read_rows(Entrant, self.entrants_where, [pk])}
+        return {e.index: e for e in self.read(Entrant, self.entrants_where, [pk])}
 
     def bots(self, ids: set[int]) -> dict[int, RegisteredBot]:
         """The registered bots of ``ids`` by id."""
         if not ids:
             return {}
-        return {bot.pk: bot for bot in tables.read_rows(RegisteredBot, self.bots_where.format(", ".join(["%s"] * len(ids))),
-                                                        list(ids))}
+        where = self.bots_where.format(", ".join(["%s"] * len(ids)))
+        return {bot.pk: bot for bot in self.read(RegisteredBot, where, list(ids))}
 
     def live_counts(self, pk: int, owner: str) -> tuple[int, int, int]:
         """``(live, open, owner's)``: tournament ``pk``'s open and running matches, the open
@@ -586,7 +581,7 @@ class _StepSql(tables.VendorSql):
     def undone_games(self, pk: int, first: int, limit: int) -> list[TournamentGame]:
         """Up to ``limit`` of tournament ``pk``'s planned games from number ``first`` on that
         are neither done nor being played, in number order."""
-        return tables.read_rows(TournamentGame, self.undone, [pk, first, *LIVE, Match.Status.FINISHED, limit])
+        return self.read(TournamentGame, self.undone, [pk, first, *LIVE, Match.Status.FINISHED, limit])
 
     def has_undone(self, pk: int, first: int) -> bool:
         """Whether tournament ``pk`` has such a game from number ``first`` on."""
