@@ -289,6 +289,23 @@ async def test_an_arena_that_dies_mid_tournament_leaves_the_rest_to_another_with
     assert await sync_to_async(summary)(crashed) == await sync_to_async(summary)(calm)
 
 
+def test_a_game_undone_again_below_the_search_hint_is_played_not_skipped():
+    """A quick turn searches for the next games from the last one it made (schedule's hint); a
+    match aborted below it (a dead arena's, one cancelled) is made again, and the tournament
+    does not end with that game unplayed."""
+    t = schedule.create(game="liars_dice", config=CONFIGS["liars_dice"], format="round_robin",
+                        entrants=builtins("liars_dice", 3), per_pairing=1, at_once=4)
+    schedule.step("a", 30, 10, full=True)  # starts it and makes its three matches
+    made = list(Match.objects.filter(tournament_game__tournament=t).order_by("tournament_game__number"))
+    assert len(made) == 3
+    Match.objects.filter(pk=made[0].pk).update(status=Match.Status.ABORTED)
+    Match.objects.filter(pk__in=[m.pk for m in made[1:]]).update(status=Match.Status.FINISHED)
+    work = schedule.step("a", 30, 10, full=False)
+    again = Match.objects.filter(tournament_game=made[0].tournament_game, status=Match.Status.OPEN).get()
+    assert work.start == [again.pk]
+    assert Tournament.objects.get(pk=t.pk).status == Tournament.Status.RUNNING
+
+
 async def test_cancelling_stops_its_live_matches_and_keeps_the_finished_ones():
     t = await sync_to_async(schedule.create)(game="liars_dice", config={"players": 2, "dice": 5, "games": 9},
                                              format="round_robin", entrants=builtins("liars_dice", 2),

@@ -588,12 +588,6 @@ class _StepSql(tables.VendorSql):
         return bool(self.rows(self.any_undone, [pk, first, *LIVE, Match.Status.FINISHED]))
 
 
-def _undone_from(tournament_id: int, from_hint: bool) -> int:
-    """The game number a search for undone games starts at: :data:`_first_undone` with
-    ``from_hint``, else 0."""
-    return _first_undone.get(tournament_id, 0) if from_hint else 0
-
-
 def _seat_choices(spec, config: dict, sides: list[int], entrants: dict[int, Entrant]) -> list[str]:
     choices = [""] * spec.num_seats(config)
     for side, seats in zip(sides, sides_of(spec, config)):
@@ -647,7 +641,12 @@ def _make_matches(tournament: Tournament, owner: str, lease_s: float, room: int,
         free = min(tournament.at_once - open_, room)
     if free <= 0:
         return 0
-    games = sql.undone_games(tournament.pk, _undone_from(tournament.pk, True), free)
+    first = _first_undone.get(tournament.pk, 0)
+    games = sql.undone_games(tournament.pk, first, free)
+    if not games and first:
+        # A game below the hint may be undone again (its match aborted: a dead arena's, one
+        # cancelled), which a quick turn must not leave to the next full one.
+        games = sql.undone_games(tournament.pk, 0, free)
     if not games:
         return 0
     if len(_first_undone) > 1000:
@@ -743,7 +742,7 @@ def entrant_waits(game: str, bot_id: int) -> bool:
             return True
         # Any game still to make: it waits for the tournament (one EXISTS, where reading the
         # sides of thousands of planned games at every connect cost more than a match).
-        if _StepSql.get().has_undone(t.pk, _undone_from(t.pk, True)):
+        if _StepSql.get().has_undone(t.pk, _first_undone.get(t.pk, 0)):
             return True
     return False
 
@@ -825,7 +824,9 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
                 work.stop += [(m, STOPPED_EARLY) for m in _live(tournament)]
                 continue
             made = _make_matches(tournament, owner, lease_s, room - len(work.start), arenas, work)
-            if made or _live(tournament) or sql.has_undone(pk, _undone_from(pk, not full)):
+            # Never ended on the hint (_first_undone): a game below it may be undone again. Read
+            # only when nothing is live, near the end.
+            if made or _live(tournament) or sql.has_undone(pk, 0):
                 continue
             if tournament.format == Tournament.Format.SWISS and tournament.round < tournament.rounds:
                 _pair_swiss_round(tournament)
