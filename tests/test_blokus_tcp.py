@@ -183,6 +183,11 @@ def test_a_client_plays_a_whole_game_against_a_person_in_the_browser(arena_facto
     person = Guest(arena.url, "Pat")
     match_id = person.create_table("blokus", {"variant": "2021"}, ["me", "open_bot"])
     client = Player(arena.blokus_port, seed=40)
+    # The page of a table that has not started reloads when it starts (templates/arena/match.html);
+    # this person opens its socket once the match runs, as the reloaded page would.  (A socket
+    # opened before the start is told "table.update" at the start and gets no view: the CI
+    # run of stop 32 failed so when the client's join raced the socket's connect.)
+    wait_until(lambda: api(arena, f"/api/matches/{match_id}/")["status"] == "running", WAIT, "the match running")
     view, moves = asyncio.run(play_as_person(person, match_id))
     wait_closed(client)
     assert client.room_id == str(match_id) and client.team == "TWO"
