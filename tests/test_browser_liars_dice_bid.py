@@ -24,7 +24,10 @@ SHOTS = "/tmp/arena-ld-bid"
 
 
 def open_table_against_a_bot(browser, arena, touch: bool):  # noqa: F811
-    """A guest's page at a new two-player table: the guest at seat 0, the random bot at seat 1."""
+    """A guest's page at a new two-player table: the guest at seat 0, the probability bot at
+    seat 1.  Not the random bot: when it opens the round it may bid every die on the table,
+    and then no count is above the lowest (a CI run failed so, about one run in twenty); the
+    probability bot opens at a count of one (its likeliest bid, games/liars_dice/bots.py)."""
     viewport = PHONE if touch else DESKTOP
     context = browser.new_context(viewport=viewport, has_touch=touch, is_mobile=touch)
     context.set_default_timeout(10_000)
@@ -35,7 +38,7 @@ def open_table_against_a_bot(browser, arena, touch: bool):  # noqa: F811
     page.get_by_label("Your nickname").fill("Tapper" if touch else "Clicker")
     page.get_by_label("Players").fill("2")
     page.get_by_label("Seat 1").select_option("me")
-    page.get_by_label("Seat 2").select_option("builtin:random")
+    page.get_by_label("Seat 2").select_option("builtin:probability")
     page.get_by_role("button", name="Create table").click()
     page.wait_for_url(re.compile(r"/matches/\d+/$"))
     return page, int(re.search(r"/matches/(\d+)/", page.url).group(1))
@@ -49,6 +52,7 @@ def type_a_count_then_pick_a_face(page, touch: bool) -> list:
     controls.wait_for(timeout=40_000)  # the bot may open the round; a challenge window passes by silence
     box = controls.get_by_label("number of dice")
     count = int(box.get_attribute("min")) + 1
+    assert count <= int(box.get_attribute("max")), "no count above the lowest: the bot bid every die"
     start_face = int(controls.locator(".faces button.chosen").get_attribute("data-face"))
     face = next(f for f in (3, 2, 4, 5, 6, 1) if f != start_face)
     box.fill("0")  # out of range: no bid goes out until the box holds one
