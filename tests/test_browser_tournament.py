@@ -78,6 +78,9 @@ def test_a_round_robin_fills_its_live_page_without_a_reload(arena_factory, brows
 
     expect(phone.get_by_test_id("status")).to_have_text("finished", timeout=30_000)
     assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]  # tables scroll in their boxes
+    # The score rate's interval shows beside the names, not past the screen's edge.
+    interval = phone.get_by_test_id("standings").locator("tbody td.interval").first.bounding_box()
+    assert interval["x"] + interval["width"] <= PHONE["width"], interval
     shoot(phone, "phone-finished")
     assert page.errors == [] and phone.errors == []
 

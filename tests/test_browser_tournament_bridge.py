@@ -55,6 +55,9 @@ def test_a_howell_made_on_the_form_and_a_mitchell_show_their_movement_standings(
     expect(phone.get_by_test_id("standings").locator("tbody tr")).to_have_count(4)
     # The page itself does not scroll sideways on a phone: wide tables scroll in their boxes.
     assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    # The percentage's interval shows beside the pairs, not past the screen's edge.
+    interval = phone.get_by_test_id("standings").locator("tbody td.interval").first.bounding_box()
+    assert interval["x"] + interval["width"] <= PHONE["width"], interval
     shoot(phone, "howell-phone")
 
     made = json.loads(arena.shell(

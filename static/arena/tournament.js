@@ -66,7 +66,7 @@
     var head = el("tr");
     // Short headings (their words in the title): on a phone the statistic shows beside the name.
     [["#", "num"], ["Pair", ""], [mp ? "MP" : "IMPs", "num", mp ? "matchpoints in all" : "IMPs in all"],
-     [mp ? "% per board" : "IMPs per board", "num"], ["95% interval", "num"], ["Rounds", "num"], ["Boards", "num"],
+     [mp ? "% per board" : "IMPs per board", "num"], ["95% interval", "num interval"], ["Rounds", "num"], ["Boards", "num"],
      ["Forfeits", "num"], ["Forced", "num", "moves the server made for it: no valid answer in time"]]
       .forEach(function (c) { var th = el("th", c[0], c[1]); if (c[2]) th.title = c[2]; head.appendChild(th); });
     $("t-standings-head").replaceChildren(head);
@@ -100,8 +100,17 @@
     tr.appendChild(name);
     tr.appendChild(el("td", points(r.points), "num"));
     tr.appendChild(el("td", num(r.stat, digits), "num"));
-    tr.appendChild(el("td", r.low === null ? "–" : num(r.low, digits) + " to " + num(r.high, digits), "num"));
+    tr.appendChild(interval(r, digits));
     return tr;
+  }
+
+  // "low to high", which on a phone breaks before "to" (arena.css), so that the interval
+  // fits beside the name instead of being cut at the screen's edge.
+  function interval(r, digits) {
+    var td = el("td", null, "num interval");
+    if (r.low === null) { td.textContent = "–"; return td; }
+    td.append(el("span", num(r.low, digits)), " ", el("span", "to " + num(r.high, digits)));
+    return td;
   }
 
   function drawStandings(t) {
