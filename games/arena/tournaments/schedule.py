@@ -742,7 +742,7 @@ def entrant_waits(game: str, bot_id: int) -> bool:
             return True
         # Any game still to make: it waits for the tournament (one EXISTS, where reading the
         # sides of thousands of planned games at every connect cost more than a match).
-        if _StepSql.get().has_undone(t.pk, _first_undone.get(t.pk, 0)):
+        if _any_undone(t.pk):
             return True
     return False
 
@@ -824,9 +824,7 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
                 work.stop += [(m, STOPPED_EARLY) for m in _live(tournament)]
                 continue
             made = _make_matches(tournament, owner, lease_s, room - len(work.start), arenas, work)
-            # Never ended on the hint (_first_undone): a game below it may be undone again. Read
-            # only when nothing is live, near the end.
-            if made or _live(tournament) or sql.has_undone(pk, 0):
+            if made or _live(tournament) or _any_undone(pk):
                 continue
             if tournament.format == Tournament.Format.SWISS and tournament.round < tournament.rounds:
                 _pair_swiss_round(tournament)
@@ -835,6 +833,15 @@ def step(owner: str, lease_s: float, room: int, now: datetime | None = None, ful
             else:
                 _end(tournament, Tournament.Status.FINISHED, "")
     return work
+
+
+def _any_undone(pk: int) -> bool:
+    """Whether tournament ``pk`` has a planned game neither done nor being played: looked for
+    from the hint (:data:`_first_undone`: few rows), then, if none is there, from the first
+    game, since a game below the hint may be undone again (its match aborted: a dead arena's,
+    one cancelled) and another process's hint knows nothing of it."""
+    sql, first = _StepSql.get(), _first_undone.get(pk, 0)
+    return sql.has_undone(pk, first) or (first > 0 and sql.has_undone(pk, 0))
 
 
 def _live(tournament: Tournament) -> list[int]:
