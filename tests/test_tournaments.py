@@ -306,6 +306,24 @@ def test_a_game_undone_again_below_the_search_hint_is_played_not_skipped():
     assert Tournament.objects.get(pk=t.pk).status == Tournament.Status.RUNNING
 
 
+def test_a_bot_connecting_for_a_game_undone_again_below_the_search_hint_is_held_for_it():
+    """A registered entrant that connects while its only game left lies below the hint (its
+    match aborted) waits for the tournament's seat, not an automatic table."""
+    user = get_user_model().objects.create(username="author")
+    bot = RegisteredBot.objects.create(owner=user, game="liars_dice", name="entrant", key_hash="x" * 64)
+    t = schedule.create(game="liars_dice", config=CONFIGS["liars_dice"], format="round_robin",
+                        entrants=["builtin:random", f"registered:{bot.pk}"], per_pairing=2, at_once=4,
+                        created_by_id=user.pk)
+    schedule.step("a", 30, 10, full=True)  # starts it and makes both matches
+    made = list(Match.objects.filter(tournament_game__tournament=t).order_by("tournament_game__number"))
+    assert len(made) == 2
+    Match.objects.filter(pk=made[0].pk).update(status=Match.Status.ABORTED)
+    Match.objects.filter(pk=made[1].pk).update(status=Match.Status.FINISHED)
+    assert schedule.entrant_waits("liars_dice", bot.pk)
+    Match.objects.filter(pk=made[0].pk).update(status=Match.Status.FINISHED)
+    assert not schedule.entrant_waits("liars_dice", bot.pk)  # nothing left to make
+
+
 async def test_cancelling_stops_its_live_matches_and_keeps_the_finished_ones():
     t = await sync_to_async(schedule.create)(game="liars_dice", config={"players": 2, "dice": 5, "games": 9},
                                              format="round_robin", entrants=builtins("liars_dice", 2),
